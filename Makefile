@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh clone; each sets up what it needs.
+#   make demo   the main job on the shipped example data
+#   make test   every check CI runs: lint, stub drift, mypy, and the tests on each Python (which run
+#               stubtest and the typing cases against the package installed from its wheel)
+PYTHONS := 3.11 3.12 3.13
+VENV := .venv
+MAIN := $(VENV)/3.11
+
+.PHONY: demo test lint bench bench-quick clean
+
+demo: $(MAIN)/installed
+	$(MAIN)/bin/failure-kinds list
+
+test: lint $(PYTHONS:%=$(VENV)/%/installed)
+	set -e; for version in $(PYTHONS); do \
+		echo "== pytest on Python $$version"; \
+		$(VENV)/$$version/bin/python -m pytest; \
+	done
+
+lint: $(MAIN)/installed
+	$(MAIN)/bin/ruff check .
+	$(MAIN)/bin/ruff format --check .
+	$(MAIN)/bin/python stubs/generate.py --check
+	$(MAIN)/bin/mypy src stubs/generate.py
+
+clean:
+	rm -rf $(VENV) dist build
+
+# pyenv's shims only run the globally selected version, so ask pyenv for the interpreter's own path;
+# without pyenv, use whatever pythonX.Y is on PATH.
+python_for = $(shell if command -v pyenv >/dev/null 2>&1 && pyenv latest $(1) >/dev/null 2>&1; \
+	then echo "$$(pyenv root)/versions/$$(pyenv latest $(1))/bin/python$(1)"; \
+	else echo python$(1); fi)
+
+$(VENV)/%/installed: pyproject.toml
+	rm -rf $(VENV)/$*
+	$(call python_for,$*) -m venv $(VENV)/$*
+	$(VENV)/$*/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/$*/bin/python -m pip install --quiet --editable '.[dev]'
+	touch $@

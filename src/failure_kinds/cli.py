@@ -1,0 +1,202 @@
+"""The ``failure-kinds`` command: list the vocabulary, check names, audit rollout failure logs.
+
+Exit codes: 0 clean, 1 findings (where a subcommand says so), 2 usage errors or unreadable input. User
+mistakes get one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import NoReturn, TextIO
+
+import failure_kinds
+from failure_kinds import FailureKind
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called or in what it was given; reported in one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, so scripts can show it as is; --help has the long form.
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="failure-kinds",
+        description="The shared vocabulary of why a rollout failed: list it, check names against it, "
+        "and audit rollout failure logs.",
+        epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint), 2 usage error or "
+        "unreadable input.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    listing = commands.add_parser(
+        "list",
+        help="print every kind, grouped by domain, with its meaning",
+        description="Print every registered failure kind, grouped by domain, with what it means.",
+    )
+    listing.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="text for people (default), json for tools, markdown for documentation",
+    )
+    listing.set_defaults(run=_run_list)
+
+    check = commands.add_parser(
+        "check",
+        help="say whether each name is registered, namespaced or unregistered",
+        description="Say for each NAME whether it is registered, a well-formed namespaced extension "
+        "(<server>:<kind>), or unregistered, with the kind it most likely meant. "
+        "Exit 0 when every name is registered or namespaced, 1 otherwise.",
+    )
+    check.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="a name to check; a single - reads names from stdin, one a line",
+    )
+    check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    check.set_defaults(run=_run_check)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    if arguments.command is None:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: choose a command (see {parser.prog} --help)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        code: int = arguments.run(arguments)
+        sys.stdout.flush()
+    except UsageError as error:
+        print(f"{parser.prog} {arguments.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`| head`); nothing left to say. Point stdout at devnull so the
+        # interpreter's own flush at exit does not complain a second time.
+        _silence_stdout()
+        return EXIT_CLEAN
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+# list
+
+
+def _run_list(arguments: argparse.Namespace) -> int:
+    render = {"text": render_list_text, "json": render_list_json, "markdown": render_list_markdown}
+    sys.stdout.write(render[arguments.format]())
+    return EXIT_CLEAN
+
+
+def _by_domain() -> dict[str, list[FailureKind]]:
+    domains: dict[str, list[FailureKind]] = {}
+    for kind in FailureKind:
+        domains.setdefault(kind.domain, []).append(kind)
+    return domains
+
+
+def render_list_text() -> str:
+    width = max(len(kind.value) for kind in FailureKind)
+    lines: list[str] = []
+    for domain, kinds in _by_domain().items():
+        lines.append(domain)
+        lines.extend(f"  {kind.value:<{width}}  {kind.description}" for kind in kinds)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_list_json() -> str:
+    entries = [
+        {"name": kind.name, "value": kind.value, "domain": kind.domain, "description": kind.description}
+        for kind in FailureKind
+    ]
+    return json.dumps(entries, indent=2) + "\n"
+
+
+def render_list_markdown() -> str:
+    lines = ["| Domain | Kind | What went wrong |", "| --- | --- | --- |"]
+    for domain, kinds in _by_domain().items():
+        lines.extend(f"| {domain} | `{kind.value}` | {kind.description} |" for kind in kinds)
+    return "\n".join(lines) + "\n"
+
+
+# check
+
+
+def _run_check(arguments: argparse.Namespace) -> int:
+    names: list[str] = arguments.names
+    if names == ["-"]:
+        names = list(_stdin_names(sys.stdin))
+    elif "-" in names:
+        raise UsageError("- reads names from stdin and cannot be mixed with names")
+    verdicts = [check_name(name) for name in names]
+    if arguments.format == "json":
+        sys.stdout.write(json.dumps(verdicts, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_check_text(verdicts))
+    clean = all(verdict["category"] != "unregistered" for verdict in verdicts)
+    return EXIT_CLEAN if clean else EXIT_FINDINGS
+
+
+def _stdin_names(stream: TextIO) -> Iterable[str]:
+    for line in stream:
+        name = line.rstrip("\r\n")
+        if name.strip():
+            yield name
+
+
+def category_of(name: str) -> str:
+    if failure_kinds.is_registered(name):
+        return "registered"
+    if failure_kinds.is_namespaced(name):
+        return "namespaced"
+    return "unregistered"
+
+
+def check_name(name: str) -> dict[str, str | None]:
+    category = category_of(name)
+    suggestion = failure_kinds.suggest(name) if category == "unregistered" else None
+    return {"name": name, "category": category, "suggestion": suggestion}
+
+
+def printable(value: str) -> str:
+    """``value`` as typed when it is plain text, else its repr, so control characters never reach a
+    terminal raw."""
+    return value if value.isprintable() and value.strip() == value and value else repr(value)
+
+
+def render_check_text(verdicts: list[dict[str, str | None]]) -> str:
+    shown = [printable(str(verdict["name"])) for verdict in verdicts]
+    width = max((len(name) for name in shown), default=0)
+    lines = []
+    for name, verdict in zip(shown, verdicts, strict=True):
+        line = f"{name:<{width}}  {verdict['category']}"
+        if verdict["suggestion"] is not None:
+            line += f", did you mean {verdict['suggestion']!r}?"
+        lines.append(line)
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import failure_kinds
+
+
+@pytest.fixture(autouse=True)
+def fresh_reports() -> Iterator[None]:
+    """Each test starts with nothing reported yet, as a new process would."""
+    saved_warned = set(failure_kinds._WARNED_UNKNOWN)
+    saved_overflow = failure_kinds._warned_overflow
+    failure_kinds._WARNED_UNKNOWN.clear()
+    failure_kinds._warned_overflow = False
+    yield
+    failure_kinds._WARNED_UNKNOWN.clear()
+    failure_kinds._WARNED_UNKNOWN.update(saved_warned)
+    failure_kinds._warned_overflow = saved_overflow
+
+
+ROOT = Path(__file__).parent.parent
+
+
+@dataclass(frozen=True)
+class WheelInstall:
+    """The project built as a wheel and installed, alone, into a fresh virtual environment."""
+
+    wheel: Path
+    python: Path
+
+
+@pytest.fixture(scope="session")
+def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
+    build = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(build),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    (wheel,) = build.glob("failure_kinds-*.whl")
+    environment = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(environment)], check=True)
+    python = environment / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
+        check=True,
+    )
+    return WheelInstall(wheel=wheel, python=python)

@@ -1,0 +1,90 @@
+"""What a user gets from `pip install failure-kinds`: the package, its marker and its stub."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from conftest import ROOT, WheelInstall
+
+ALLOWLIST = ROOT / "stubs" / "stubtest-allowlist.txt"
+
+
+def test_wheel_ships_stub_beside_init(wheel_install: WheelInstall) -> None:
+    names = set(zipfile.ZipFile(wheel_install.wheel).namelist())
+    assert {
+        "failure_kinds/__init__.py",
+        "failure_kinds/__init__.pyi",
+        "failure_kinds/py.typed",
+    } <= names
+    assert not any(name.startswith(("stubs/", "tests/", "src/")) for name in names)
+
+
+def test_wheel_has_no_runtime_dependencies(wheel_install: WheelInstall) -> None:
+    with zipfile.ZipFile(wheel_install.wheel) as archive:
+        (metadata_name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = archive.read(metadata_name).decode()
+    requirements = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert requirements, "the dev extra should be declared"
+    assert all("extra ==" in line for line in requirements), requirements
+    assert "Requires-Python: >=3.11" in metadata
+
+
+def test_installed_package_has_stub_next_to_module(wheel_install: WheelInstall) -> None:
+    code = (
+        "import pathlib, failure_kinds; "
+        "folder = pathlib.Path(failure_kinds.__file__).parent; "
+        "print(sorted(p.name for p in folder.iterdir() if p.suffix in {'.py', '.pyi', '.typed'}))"
+    )
+    result = subprocess.run(
+        [str(wheel_install.python), "-c", code], capture_output=True, text=True, check=True
+    )
+    listed = result.stdout
+    assert "'__init__.py'" in listed
+    assert "'__init__.pyi'" in listed
+    assert "'py.typed'" in listed
+
+
+def run_stubtest(wheel_install: WheelInstall, tmp_path: Path, *options: str) -> str:
+    # The runtime and the stub both come from the installed wheel: PYTHONPATH puts its site-packages
+    # ahead of the editable install, and an empty config keeps the repository's mypy_path out.
+    purelib = subprocess.run(
+        [str(wheel_install.python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    config = tmp_path / "empty.ini"
+    config.write_text("[mypy]\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "failure_kinds", "--mypy-config-file", str(config), *options],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": purelib},
+    )
+    return result.stdout + result.stderr
+
+
+def test_stubtest_is_clean(wheel_install: WheelInstall, tmp_path: Path) -> None:
+    output = run_stubtest(wheel_install, tmp_path, "--allowlist", str(ALLOWLIST))
+    assert "Success: no issues found" in output, output
+
+
+def test_stubtest_allowlist_holds_only_known_limitations(wheel_install: WheelInstall, tmp_path: Path) -> None:
+    output = run_stubtest(wheel_install, tmp_path)
+    reported = set(re.findall(r"^error: (\S+) (.+)$", output, flags=re.MULTILINE))
+    assert reported == {
+        ("failure_kinds.FailureKindName", "is not a Union"),
+        ("failure_kinds.NamespacedFailureKind", "is not a type"),
+    }
+    entries = {
+        line.strip()
+        for line in ALLOWLIST.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert entries == {name for name, _ in reported}
