@@ -16,12 +16,20 @@ test: lint $(PYTHONS:%=$(VENV)/%/installed)
 		echo "== pytest on Python $$version"; \
 		$(VENV)/$$version/bin/python -m pytest; \
 	done
+	$(MAKE) bench-quick
+
+# Measurements against their baselines; see benchmarks/run.py. The quick run only proves they work.
+bench: $(MAIN)/installed
+	$(MAIN)/bin/python benchmarks/run.py
+
+bench-quick: $(MAIN)/installed
+	$(MAIN)/bin/python benchmarks/run.py --quick
 
 lint: $(MAIN)/installed
 	$(MAIN)/bin/ruff check .
 	$(MAIN)/bin/ruff format --check .
 	$(MAIN)/bin/python stubs/generate.py --check
-	$(MAIN)/bin/mypy src stubs/generate.py
+	$(MAIN)/bin/mypy src stubs/generate.py benchmarks
 
 clean:
 	rm -rf $(VENV) dist build

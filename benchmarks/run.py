@@ -1,0 +1,72 @@
+"""Run every speed and memory measurement and print each against its baseline and goal.
+
+    python benchmarks/run.py            full run; exit 1 when a goal is missed
+    python benchmarks/run.py --quick    small inputs, few repetitions: proves the benchmarks work
+                                        (what CI runs); goals are shown but not enforced
+
+Each ratio compares against a baseline measured in the same run; timings are medians over repetitions,
+with the min-max of the measured side shown so a noisy machine is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import hot_path
+import startup
+from common import Row
+
+SUITES = {"hot_path": hot_path.measure, "startup": startup.measure}
+
+
+def render(rows: list[Row]) -> str:
+    header = ("measurement", "measured", "baseline", "ratio", "goal", "met", "spread (min-max)")
+    table = [header]
+    for row in rows:
+        met = {True: "met", False: "MISSED", None: "-"}[row.met]
+        table.append(
+            (row.name, row.measured, row.baseline, f"{row.ratio:.2f}x", str(row.goal), met, row.spread)
+        )
+    widths = [max(len(line[column]) for line in table) for column in range(len(header))]
+    lines = []
+    for line in table:
+        cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    return (
+        f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small inputs, goals not enforced (for CI)")
+    parser.add_argument("--only", choices=sorted(SUITES), action="append", help="run just this suite")
+    arguments = parser.parse_args()
+    rows: list[Row] = []
+    for name in arguments.only or SUITES:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        rows.extend(SUITES[name](arguments.quick))
+    print(machine() + (" (quick: goals not enforced)" if arguments.quick else ""))
+    print(render(rows))
+    missed = [row.name.strip() for row in rows if row.met is False]
+    if missed and not arguments.quick:
+        print(f"missed: {', '.join(missed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
