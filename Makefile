@@ -9,7 +9,7 @@ MAIN := $(VENV)/3.11
 .PHONY: demo test lint bench bench-quick clean
 
 demo: $(MAIN)/installed
-	$(MAIN)/bin/failure-kinds list
+	$(MAIN)/bin/failure-kinds audit examples/rollout_failures.jsonl --aliases examples/aliases.toml
 
 test: lint $(PYTHONS:%=$(VENV)/%/installed)
 	set -e; for version in $(PYTHONS); do \

@@ -19,11 +19,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import audit_throughput
 import hot_path
 import startup
 from common import Row
 
-SUITES = {"hot_path": hot_path.measure, "startup": startup.measure}
+SUITES = {
+    "hot_path": hot_path.measure,
+    "startup": startup.measure,
+    "audit": audit_throughput.measure,
+}
 
 
 def render(rows: list[Row]) -> str:

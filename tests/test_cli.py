@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,7 @@ def run(*arguments: str, stdin: str | None = None) -> subprocess.CompletedProces
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
 
 
@@ -38,7 +40,7 @@ def test_version() -> None:
     assert re.fullmatch(r"failure-kinds \d+\.\d+\.\d+\n", result.stdout)
 
 
-@pytest.mark.parametrize("command", [[], ["list"], ["check"]])
+@pytest.mark.parametrize("command", [[], ["list"], ["check"], ["audit"]])
 def test_help_explains_every_command(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.returncode == 0
@@ -136,3 +138,127 @@ def test_closed_pipe_is_quiet(tmp_path: Path) -> None:
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert result.stderr == ""
     assert result.stdout.strip() == "0"
+
+
+# audit
+
+EXAMPLE = "examples/rollout_failures.jsonl"
+ALIASES = "examples/aliases.toml"
+
+
+def test_audit_help() -> None:
+    result = run("audit", "--help")
+    assert result.returncode == 0
+    for option in ["--field", "--alias", "--aliases", "--strict", "--format", "--decoder"]:
+        assert option in result.stdout
+
+
+def test_audit_text_report() -> None:
+    result = run("audit", EXAMPLE)
+    assert result.returncode == 0
+    assert result.stderr == ""  # no progress line when stderr is not a terminal
+    out = result.stdout
+    assert "registered: 22 distinct" in out
+    assert "namespaced: 4 distinct" in out
+    assert "by server: swe_env" in out
+    assert "did you mean 'transport_timeout'?" in out
+    assert f"first seen {EXAMPLE}:" in out
+    assert "regrouped" not in out  # nothing aliased
+
+
+def test_audit_with_aliases_regroups() -> None:
+    result = run("audit", EXAMPLE, "--aliases", ALIASES, "--alias", "Judge-Failed=judge_failed")
+    assert result.returncode == 0
+    assert "timeout_exceeded" in result.stdout
+    assert "-> transport_timeout" in result.stdout
+    assert "-> judge_failed" in result.stdout
+    assert "regrouped by canonical kind" in result.stdout
+
+
+def test_audit_json_schema() -> None:
+    result = run("audit", EXAMPLE, "--aliases", ALIASES, "--format", "json")
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert {
+        "records",
+        "with_kind",
+        "without_kind",
+        "invalid",
+        "unparseable",
+        "kinds",
+        "namespaces",
+        "files",
+    } <= set(report)
+    assert report["records"] == sum(
+        report[key] for key in ("with_kind", "without_kind", "invalid", "unparseable")
+    )
+    for entry in report["kinds"]:
+        assert set(entry) == {"value", "count", "category", "suggestion", "canonical", "first_seen"}
+        assert entry["category"] in {"registered", "namespaced", "unregistered", "aliased"}
+    aliased = {
+        entry["value"]: entry["canonical"] for entry in report["kinds"] if entry["category"] == "aliased"
+    }
+    assert aliased["timeout_exceeded"] == "transport_timeout"
+    assert report["files"] == [{"path": EXAMPLE, "records": report["records"], "error": None}]
+    assert set(report["namespaces"]) == {"swe_env", "web_env"}
+
+
+def test_audit_strict_exit_codes() -> None:
+    assert run("audit", EXAMPLE, "--strict").returncode == 1
+    fixes = ["--alias", "Judge-Failed=judge_failed", "--alias", "sesion_lost=session_lost"]
+    fixes += ["--alias", "transport_timout=transport_timeout", "--alias", "verifer_error=verifier_error"]
+    assert run("audit", EXAMPLE, "--aliases", ALIASES, *fixes, "--strict").returncode == 0
+    assert run("audit", EXAMPLE).returncode == 0
+
+
+def test_audit_unreadable_input_exits_two_but_reports_the_rest(tmp_path: Path) -> None:
+    result = run("audit", str(tmp_path / "missing.jsonl"), EXAMPLE, "--format", "json")
+    assert result.returncode == 2
+    assert result.stderr == f"failure-kinds audit: {tmp_path / 'missing.jsonl'}: no such file\n"
+    report = json.loads(result.stdout)
+    assert report["files"][0]["error"] == "no such file"
+    assert report["files"][1]["records"] > 0
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--alias", "old=transport_timout"],
+        ["--alias", "nonsense"],
+        ["--aliases", "no/such/aliases.toml"],
+        ["--field", "a..b"],
+        ["--format", "yaml"],
+    ],
+)
+def test_audit_usage_errors(arguments: list[str]) -> None:
+    result = run("audit", EXAMPLE, *arguments)
+    assert_one_line_usage_error(result)
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+def test_audit_stdin() -> None:
+    result = run("audit", "-", "--format", "json", stdin='{"failure_kind": "cancelled"}\n{}\n')
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert (report["records"], report["with_kind"], report["without_kind"]) == (2, 1, 1)
+    assert report["files"][0]["path"] == "<stdin>"
+
+
+def test_audit_escapes_control_characters_in_values(tmp_path: Path) -> None:
+    path = tmp_path / "evil.jsonl"
+    path.write_text(json.dumps({"failure_kind": "bad\x1b[2J\nkind"}) + "\n" + '{"failure_kind": "\\ud800"}\n')
+    result = run("audit", str(path))
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout
+    assert "'bad\\x1b[2J\\nkind'" in result.stdout
+    assert "'\\ud800'" in result.stdout
+
+
+def test_readme_shows_current_main_job_output() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- main job output")
+    start = readme.index("```\n", start) + len("```\n")
+    end = readme.index("```", start)
+    result = run("audit", EXAMPLE, "--aliases", ALIASES)
+    assert readme[start:end] == result.stdout

@@ -1,0 +1,444 @@
+"""The audit's counting, in process: every line accounted for, whatever the input holds."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failure_kinds import audit
+from failure_kinds.audit import AuditError, Report
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def write_lines(path: Path, lines: list[str | bytes]) -> Path:
+    data = b"".join(line if isinstance(line, bytes) else line.encode() for line in lines)
+    path.write_bytes(data)
+    return path
+
+
+def row(kind: object = "absent", **extra: object) -> str:
+    record: dict[str, object] = {"rollout_id": "r-1", **extra}
+    if kind != "absent":
+        record["failure_kind"] = kind
+    return json.dumps(record) + "\n"
+
+
+def kinds(report: Report) -> dict[str | None, tuple[int, str]]:
+    return {entry.value: (entry.count, entry.category) for entry in report.kinds}
+
+
+def assert_accounted(report: Report) -> None:
+    assert report.records == report.with_kind + report.without_kind + report.invalid + report.unparseable
+    assert sum(entry.count for entry in report.kinds) == report.with_kind
+    assert sum(file.records for file in report.files) == report.records
+
+
+@pytest.fixture(params=[False, True], ids=["stdlib", "msgspec"])
+def fast(request: pytest.FixtureRequest) -> bool:
+    value: bool = request.param
+    return value
+
+
+def test_fast_decoder_is_really_msgspec() -> None:
+    assert type(audit.make_decoder(["failure_kind"], fast=True)) is audit.FastDecoder
+    assert type(audit.make_decoder(["failure_kind"], fast=False)) is audit.Decoder
+
+
+def test_categories_and_totals(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(
+        tmp_path / "rollouts.jsonl",
+        [
+            row("transport_timeout"),
+            row("transport_timeout"),
+            row("my_env:quota_hit"),
+            row("browser:tab_crashed"),
+            row("judge_faild"),
+            row(None),
+            row(),
+            row(7),
+            row(True),
+            row({"code": 1}),
+            row(["a"]),
+            "not json\n",
+            "[1, 2]\n",
+            '"just a string"\n',
+        ],
+    )
+    report = audit.audit([str(path)], fast=fast)
+    assert (report.records, report.with_kind, report.without_kind, report.invalid, report.unparseable) == (
+        14,
+        5,
+        2,
+        4,
+        3,
+    )
+    assert kinds(report) == {
+        "transport_timeout": (2, "registered"),
+        "my_env:quota_hit": (1, "namespaced"),
+        "browser:tab_crashed": (1, "namespaced"),
+        "judge_faild": (1, "unregistered"),
+    }
+    (unregistered,) = report.unregistered
+    assert unregistered.suggestion == "judge_failed"
+    assert unregistered.first_seen == f"{path}:5"
+    assert report.namespaces == {"browser": 1, "my_env": 1}
+    assert_accounted(report)
+
+
+def test_rows_sorted_by_count_then_value(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "a.jsonl", [row("shutdown"), row("cancelled"), row("cancelled"), row("b:c")]
+    )
+    assert [entry.value for entry in audit.audit([str(path)]).kinds] == ["cancelled", "b:c", "shutdown"]
+
+
+def test_blank_lines_are_not_records_but_count_as_lines(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(tmp_path / "a.jsonl", ["\n", "   \n", row("cancelled"), "\t\r\n", row("judge_faild")])
+    report = audit.audit([str(path)], fast=fast)
+    assert report.records == 2
+    assert report.unregistered[0].first_seen == f"{path}:5"
+    assert_accounted(report)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n\r\n"], ids=["empty", "blank-only"])
+def test_empty_inputs(tmp_path: Path, fast: bool, content: bytes) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(content)
+    report = audit.audit([str(path)], fast=fast)
+    assert report.records == 0
+    assert report.kinds == []
+    assert report.failed_files == []
+
+
+def test_bom_and_crlf(tmp_path: Path, fast: bool) -> None:
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + row("cancelled").encode().replace(b"\n", b"\r\n") + b'{"failure_kind": "x:y"}\r\n'
+    )
+    report = audit.audit([str(path)], fast=fast)
+    assert kinds(report) == {"cancelled": (1, "registered"), "x:y": (1, "namespaced")}
+    assert report.unparseable == 0
+
+
+def test_bom_only_counts_at_the_start_of_a_file(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(tmp_path / "a.jsonl", [row("cancelled"), b"\xef\xbb\xbf" + row("cancelled").encode()])
+    report = audit.audit([str(path)], fast=fast)
+    assert (report.with_kind, report.unparseable) == (1, 1)
+
+
+def test_invalid_utf8_is_unparseable_even_outside_the_field(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(
+        tmp_path / "a.jsonl",
+        [
+            b'{"failure_kind": "cancelled", "note": "\xff\xfe"}\n',
+            row("cancelled"),
+            b'{"failure_kind": "caf\xc3\xa9"}\n',
+        ],
+    )
+    report = audit.audit([str(path)], fast=fast)
+    assert report.unparseable == 1
+    assert kinds(report) == {"cancelled": (1, "registered"), "café": (1, "unregistered")}
+
+
+def test_five_megabyte_line(tmp_path: Path, fast: bool) -> None:
+    big = row("transport_timeout", failure_reason="x" * 5_000_000)
+    path = write_lines(tmp_path / "big.jsonl", [row("cancelled"), big, row("cancelled")])
+    report = audit.audit([str(path)], fast=fast)
+    assert kinds(report) == {"cancelled": (2, "registered"), "transport_timeout": (1, "registered")}
+
+
+def test_deeply_nested_line_is_unparseable_not_a_crash(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(tmp_path / "deep.jsonl", ["[" * 100_000 + "]" * 100_000 + "\n", row("cancelled")])
+    report = audit.audit([str(path)], fast=fast)
+    assert (report.unparseable, report.with_kind) == (1, 1)
+
+
+def test_dotted_field(tmp_path: Path, fast: bool) -> None:
+    path = write_lines(
+        tmp_path / "nested.jsonl",
+        [
+            json.dumps({"response": {"failure_kind": "verifier_error"}}) + "\n",
+            json.dumps({"response": {"failure_kind": None}}) + "\n",
+            json.dumps({"response": None}) + "\n",
+            json.dumps({"response": "a string, not an object"}) + "\n",
+            json.dumps({"response": [1, 2]}) + "\n",
+            json.dumps({"response": {"failure_kind": 3}}) + "\n",
+            json.dumps({"failure_kind": "cancelled"}) + "\n",
+        ],
+    )
+    report = audit.audit([str(path)], field_path="response.failure_kind", fast=fast)
+    assert kinds(report) == {"verifier_error": (1, "registered")}
+    assert (report.without_kind, report.invalid) == (5, 1)
+    assert report.field == "response.failure_kind"
+
+
+def test_empty_field_segment_is_a_usage_error() -> None:
+    with pytest.raises(AuditError, match="empty segment"):
+        audit.audit(["-"], field_path="response..failure_kind")
+
+
+def test_gzip_directory_and_order(tmp_path: Path, fast: bool) -> None:
+    folder = tmp_path / "logs"
+    (folder / "day2").mkdir(parents=True)
+    write_lines(folder / "a_failures.jsonl", [row("cancelled")])
+    with gzip.open(folder / "day2" / "b.jsonl.gz", "wb") as file:
+        file.write(row("shutdown").encode() * 3)
+    write_lines(folder / "notes.txt", ["ignored\n"])
+    single = write_lines(tmp_path / "single.jsonl", [row("kill_shaped")])
+    report = audit.audit([str(single), str(folder)], fast=fast)
+    assert [(Path(file.path).name, file.records) for file in report.files] == [
+        ("single.jsonl", 1),
+        ("a_failures.jsonl", 1),
+        ("b.jsonl.gz", 3),
+    ]
+    assert kinds(report)["shutdown"] == (3, "registered")
+
+
+def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:
+    path = tmp_path / "misnamed.jsonl"
+    path.write_bytes(gzip.compress(row("cancelled").encode()))
+    assert kinds(audit.audit([str(path)])) == {"cancelled": (1, "registered")}
+
+
+def test_truncated_gzip_keeps_what_was_read_and_reports_the_error(tmp_path: Path, fast: bool) -> None:
+    data = gzip.compress(b"".join(row("cancelled", rollout=index).encode() for index in range(2000)))
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(data[: len(data) * 3 // 4])
+    good = write_lines(tmp_path / "good.jsonl", [row("shutdown")])
+    report = audit.audit([str(path), str(good)], fast=fast)
+    cut, whole = report.files
+    assert cut.error is not None
+    assert "truncated gzip" in cut.error
+    assert 0 < cut.records < 2000
+    assert (whole.records, whole.error) == (1, None)
+    assert_accounted(report)
+
+
+def test_corrupt_gzip_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "corrupt.jsonl.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate" * 10)
+    (file,) = audit.audit([str(path)]).files
+    assert file.error is not None
+    assert "gzip" in file.error
+
+
+def test_not_gzip_despite_name(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "plain.jsonl.gz", [row("cancelled")])
+    (file,) = audit.audit([str(path)]).files
+    assert file.error is not None
+    assert "not a gzip file" in file.error
+
+
+def test_missing_file_next_to_a_good_one(tmp_path: Path) -> None:
+    good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
+    report = audit.audit([str(tmp_path / "missing.jsonl"), str(good)])
+    assert [(file.records, file.error) for file in report.files] == [(0, "no such file"), (1, None)]
+    assert report.records == 1
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() == 0:
+        # root reads anything; a directory passed as a file is the unreadable input left to try
+        (file,) = audit.audit([str(tmp_path / "x.jsonl")]).files
+        assert file.error == "no such file"
+        return
+    path = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
+    path.chmod(0)
+    (file,) = audit.audit([str(path)]).files
+    assert file.error == "permission denied"
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    data = (row("cancelled") + row("cancelled") + "oops\n").encode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
+    report = audit.audit(["-"], fast=fast)
+    assert (report.with_kind, report.unparseable) == (2, 1)
+    assert report.files[0].path == "<stdin>"
+
+
+def test_stdin_only_once() -> None:
+    with pytest.raises(AuditError, match="only once"):
+        audit.audit(["-", "-"])
+
+
+def test_empty_directory_is_noted(tmp_path: Path) -> None:
+    report = audit.audit([str(tmp_path)])
+    assert report.files == []
+    assert report.notes == [f"{tmp_path}: no *.jsonl or *.jsonl.gz files in this directory"]
+
+
+def test_aliases_regroup(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "a.jsonl",
+        [row("timeout_exceeded"), row("timeout_exceeded"), row("transport_timeout"), row("transient")],
+    )
+    report = audit.audit(
+        [str(path)], aliases={"timeout_exceeded": "transport_timeout", "transient": "transport_peer_drop"}
+    )
+    assert kinds(report) == {
+        "timeout_exceeded": (2, "aliased"),
+        "transport_timeout": (1, "registered"),
+        "transient": (1, "aliased"),
+    }
+    assert report.canonical_totals() == {"transport_timeout": 3, "transport_peer_drop": 1}
+    assert report.unregistered == []
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [
+        ({"old": "transport_timout"}, "not a registered kind; did you mean 'transport_timeout'"),
+        ({"old": "my_env:x"}, "not a registered kind"),
+        ({"cancelled": "shutdown"}, "already a registered kind"),
+    ],
+)
+def test_bad_aliases(aliases: dict[str, str], message: str) -> None:
+    with pytest.raises(AuditError, match=message):
+        audit.audit(["-"], aliases=aliases)
+
+
+def test_alias_option_parsing() -> None:
+    assert audit.parse_alias_option("old=transport_timeout") == ("old", "transport_timeout")
+    for bad in ["old", "=new", "old="]:
+        with pytest.raises(AuditError, match="expected OLD=NEW"):
+            audit.parse_alias_option(bad)
+
+
+def test_alias_file(tmp_path: Path) -> None:
+    assert audit.load_alias_file(str(EXAMPLES / "aliases.toml")) == {
+        "timeout_exceeded": "transport_timeout",
+        "transient": "transport_peer_drop",
+        "judge_parse_error": "judge_unparseable",
+    }
+    cases = {
+        "missing": None,
+        "broken.toml": "[aliases\n",
+        "no_table.toml": 'timeout = "transport_timeout"\n',
+        "not_string.toml": "[aliases]\ntimeout = 3\n",
+    }
+    messages = {}
+    for name, text in cases.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        with pytest.raises(AuditError) as caught:
+            audit.load_alias_file(str(path))
+        messages[name] = str(caught.value)
+    assert "no such file" in messages["missing"]
+    assert "not valid TOML" in messages["broken.toml"]
+    assert "no [aliases] table" in messages["no_table.toml"]
+    assert "must be a string" in messages["not_string.toml"]
+
+
+def test_distinct_values_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    monkeypatch.setattr(audit, "DISTINCT_LIMIT", 5)
+    lines = [row(f"bad_{index}") for index in range(12)] + [row(f"env:kind_{index}") for index in range(8)]
+    path = write_lines(tmp_path / "flood.jsonl", [*lines, row("bad_11"), row("cancelled")])
+    report = audit.audit([str(path)], fast=fast)
+    by_category: dict[str, list[str | None]] = {}
+    for entry in report.kinds:
+        by_category.setdefault(entry.category, []).append(entry.value)
+    assert len(by_category["unregistered"]) == 6  # five kept and the overflow row
+    overflow = [entry for entry in report.kinds if entry.value is None]
+    assert [(entry.category, entry.count) for entry in overflow] == [("unregistered", 8), ("namespaced", 3)]
+    assert overflow[0].first_seen == f"{path}:6"
+    assert report.namespaces == {"env": 8}
+    assert_accounted(report)
+
+
+def test_example_data_exercises_every_category() -> None:
+    report = audit.audit(
+        [str(EXAMPLES / "rollout_failures.jsonl")],
+        aliases=audit.load_alias_file(str(EXAMPLES / "aliases.toml")),
+    )
+    categories = {entry.category for entry in report.kinds}
+    assert categories == {"registered", "namespaced", "aliased", "unregistered"}
+    assert len(report.namespaces) == 2
+    assert report.without_kind > 0
+    assert report.invalid > 0
+    assert report.unparseable == 1
+    assert 200 <= report.records <= 1000
+    assert_accounted(report)
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit.Progress, "INTERVAL", 0.0)
+    monkeypatch.setattr(audit, "BATCH_BYTES", 64)
+    path = write_lines(tmp_path / "a.jsonl", [row("cancelled")] * 50)
+    terminal, pipe = FakeTerminal(), io.StringIO()
+    audit.audit([str(path)], progress=terminal)
+    audit.audit([str(path)], progress=pipe)
+    assert "reading " in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r\033[K")
+    assert pipe.getvalue() == ""
+
+
+# The two decoders must agree on every line, whatever it holds.
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+kind_values = st.one_of(
+    st.sampled_from(["cancelled", "my_env:x", "judge_faild", "", "\ud800", "a\nb"]), json_values, st.text()
+)
+json_lines = st.one_of(
+    st.builds(lambda value: json.dumps({"failure_kind": value}), kind_values),
+    st.builds(lambda value: json.dumps({"response": {"failure_kind": value}}), kind_values),
+    st.builds(json.dumps, json_values),
+    st.text(max_size=30),
+)
+raw_lines = st.one_of(
+    json_lines.map(str.encode),
+    st.binary(max_size=30),
+    st.builds(lambda line: b"  " + line.encode() + b" \r", json_lines),
+    st.sampled_from([b"", b" ", b"\t", b'{"failure_kind": NaN}', b'{"failure_kind":"\\ud800"}', b"{} {}"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(raw_lines, max_size=12), st.sampled_from(["failure_kind", "response.failure_kind"]))
+def test_fast_and_stdlib_decoders_agree(lines: list[bytes], field: str) -> None:
+    cleaned = [line.replace(b"\n", b" ") for line in lines]
+    path = field.split(".")
+    careful, fast = audit.Decoder(path), audit.FastDecoder(path, msgspec)
+    assert fast.batch(cleaned) == careful.batch(cleaned)
+    for line in cleaned:
+        assert fast.line(line) == careful.line(line)
+
+
+def test_fast_and_stdlib_reports_are_identical(tmp_path: Path) -> None:
+    nasty = [
+        row("cancelled"),
+        "\n",
+        '{"failure_kind": NaN, "x": 1}\n',
+        '{"failure_kind": "\\ud800"}\n',
+        '{"failure_kind": "a"} {"failure_kind": "b"}\n',
+        "{\n",
+        '"failure_kind": "cancelled"}\n',
+        '  {"failure_kind": "shutdown"}  \n',
+        '{"failure_kind": "x", "failure_kind": "y:z"}\n',
+    ]
+    path = write_lines(tmp_path / "nasty.jsonl", nasty * 3)
+    for inputs in ([str(path)], [str(EXAMPLES / "rollout_failures.jsonl")]):
+        slow = audit.render_json(audit.audit(inputs, fast=False))
+        quick = audit.render_json(audit.audit(inputs, fast=True))
+        assert slow == quick
