@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import audit_throughput
 import hot_path
+import lint_speed
 import startup
 from common import Row
 
@@ -28,6 +29,7 @@ SUITES = {
     "hot_path": hot_path.measure,
     "startup": startup.measure,
     "audit": audit_throughput.measure,
+    "lint": lint_speed.measure,
 }
 
 

@@ -21,6 +21,8 @@ HEADER = """\
 # src/failure_kinds/__init__.py and run `python stubs/generate.py`.
 import enum
 import logging
+import re
+from collections.abc import Callable
 from typing import Final, Literal, NewType, TypeAlias, TypeGuard, TypeVar
 
 from typing_extensions import TypeIs
@@ -51,6 +53,15 @@ NamespacedFailureKind = NewType("NamespacedFailureKind", str)
 AnyFailureKind: TypeAlias = FailureKindName | NamespacedFailureKind
 
 logger: Final[logging.Logger]
+
+# The API document's private names, which test suites use (discarding a value from _WARNED_UNKNOWN makes
+# its next occurrence warn again), and the hooks the package's own submodules share.
+_NAME_PATTERN: Final[re.Pattern[str]]
+_NAMESPACED_PATTERN: Final[re.Pattern[str]]
+_WARNED_UNKNOWN: set[object]
+_OBSERVERS: list[Callable[[object], object]]
+
+def _shown(value: object) -> str: ...
 
 _Name = TypeVar("_Name", bound=str | None)
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import WheelInstall
+from conftest import WheelInstall, readme_recipes
 
 CASES = Path(__file__).parent / "typing"
 VERSIONS = ["3.11", "3.12", "3.13"]
@@ -32,6 +32,10 @@ def expected_lines() -> Reported:
                 assert path.name.startswith("fail_"), f"{path.name}:{number} marked in a pass file"
                 expected.add((path.name, number))
     return expected
+
+
+def test_readme_recipes_are_found() -> None:
+    assert set(readme_recipes()) == {"pydantic", "dataclass", "typeddict"}
 
 
 def run_mypy(cases: Path, python: Path, version: str) -> Reported:
@@ -100,6 +104,9 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("typing_cases")
     for path in CASES.glob("*.py"):
         shutil.copy(path, folder / path.name)
+    # The README's recipes must type-check cleanly too.
+    for name, code in readme_recipes().items():
+        (folder / f"pass_readme_{name}.py").write_text(code, encoding="utf-8")
     (folder / "empty.ini").write_text("[mypy]\n")
     return folder
 

@@ -26,6 +26,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final, Self, TypeVar
 
     _Name = TypeVar("_Name", bound=str | None)
@@ -195,6 +196,10 @@ _warned_lock: Final = threading.Lock()
 _SILENT: set[object] = {None, *FAILURE_KINDS}
 _SILENT_LIMIT: Final = len(_SILENT) + 4096
 
+# Called with every unregistered value that reaches validate_failure_kind, each time, not only the first:
+# the pytest plugin (failure_kinds.pytest_plugin) watches a test this way. Empty unless a test is watched.
+_OBSERVERS: list[Callable[[object], object]] = []
+
 # repr of a value in a log line or an error message is cut to this many characters.
 _SHOWN_LIMIT: Final = 200
 # suggest() compares against names of at most a few dozen characters; longer input is not a typo.
@@ -242,7 +247,7 @@ def validate_failure_kind(name: _Name) -> _Name:
     It never raises, whatever it is given.
     """
     try:
-        if name in _SILENT or name in _WARNED_UNKNOWN:
+        if name in _SILENT or (name in _WARNED_UNKNOWN and not _OBSERVERS):
             return name
     except Exception:
         pass  # unhashable, or a hostile __hash__ or __eq__: _note_unsilenced copes
@@ -305,6 +310,8 @@ def _note_unsilenced(name: object) -> None:
     try:
         if name is None or _remember_if_namespaced(name):
             return
+        for observer in _OBSERVERS:
+            observer(name)
         _report_once(name)
     except Exception:
         # Reporting is a courtesy; the producer's failure record matters more than our warning.

@@ -119,6 +119,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.set_defaults(run=_run_audit)
 
+    lint = commands.add_parser(
+        "lint",
+        help="find misspelled failure kinds in Python source",
+        description="Report string literals used as a failure kind in Python source that are neither "
+        "registered nor well-formed namespaced kinds: keyword arguments and dict keys named after the "
+        "field, subscript and attribute assignments to it, comparisons with it (==, !=, in, not in), and "
+        "literals passed to validate_failure_kind, metric_label, is_registered and is_namespaced. "
+        "Codes: FK000 file does not parse, FK001 unregistered kind, FK002 malformed namespaced kind. "
+        "'# noqa' or '# noqa: FK001' on a line suppresses its findings.",
+        epilog="Exit 0 when clean, 1 when there are findings, 2 on a usage error or an unreadable file.",
+    )
+    lint.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a Python file, or a directory to search for .py and .pyi files",
+    )
+    lint.add_argument(
+        "--field",
+        action="append",
+        dest="fields",
+        metavar="NAME",
+        help="the field name that holds a kind (repeatable; replaces the default, failure_kind)",
+    )
+    lint.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    lint.set_defaults(run=_run_lint)
+
     return parser
 
 
@@ -229,6 +256,29 @@ def _run_audit(arguments: argparse.Namespace) -> int:
     if arguments.strict and report.unregistered:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+# lint
+
+
+def _run_lint(arguments: argparse.Namespace) -> int:
+    from failure_kinds import lint
+
+    fields = arguments.fields or list(lint.DEFAULT_FIELDS)
+    try:
+        findings, unreadable = lint.lint_paths(arguments.paths, fields)
+    except lint.LintError as error:
+        raise UsageError(str(error)) from None
+    if arguments.format == "json":
+        sys.stdout.write(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")
+    else:
+        sys.stdout.write("".join(f"{finding}\n" for finding in findings))
+    sys.stdout.flush()
+    for problem in unreadable:
+        print(f"failure-kinds lint: {problem}", file=sys.stderr)
+    if unreadable:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
 
 
 # check

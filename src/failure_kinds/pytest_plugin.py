@@ -1,0 +1,88 @@
+"""pytest plugin: make unregistered failure kinds fail the test that emits them.
+
+Registered through the ``pytest11`` entry point and inert unless asked for:
+
+- ``pytest --failure-kinds-strict``, or ``failure_kinds_strict = true`` in the ini file: every
+  unregistered value that reaches ``validate_failure_kind`` during a test fails that test, every time,
+  not only the first time the process warns about it;
+- the ``failure_kinds_reported`` fixture: the unregistered values that reached ``validate_failure_kind``
+  during the current test, in order, one entry per occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+import failure_kinds
+
+_REPORTED = pytest.StashKey[list[object]]()
+FIXTURE = "failure_kinds_reported"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("failure-kinds")
+    group.addoption(
+        "--failure-kinds-strict",
+        action="store_true",
+        default=False,
+        help="fail every test in which an unregistered failure kind reaches validate_failure_kind",
+    )
+    parser.addini(
+        "failure_kinds_strict",
+        type="bool",
+        default=False,
+        help="like --failure-kinds-strict, set in the ini file",
+    )
+
+
+def _strict(config: pytest.Config) -> bool:
+    return bool(config.getoption("failure_kinds_strict") or config.getini("failure_kinds_strict"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    if _strict(item.config) or FIXTURE in getattr(item, "fixturenames", ()):
+        reported: list[object] = []
+        item.stash[_REPORTED] = reported
+        failure_kinds._OBSERVERS.append(reported.append)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    result = yield
+    reported = item.stash.get(_REPORTED, None)
+    if reported and _strict(item.config):
+        pytest.fail(_describe(reported), pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        reported = item.stash.get(_REPORTED, None)
+        if reported is not None:
+            failure_kinds._OBSERVERS.remove(reported.append)
+
+
+@pytest.fixture
+def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
+    """The unregistered values that reached validate_failure_kind during this test, one per occurrence."""
+    reported: list[object] = request.node.stash[_REPORTED]
+    return reported
+
+
+def _describe(reported: list[object]) -> str:
+    counts: dict[str, int] = {}
+    for value in reported:
+        shown = failure_kinds._shown(value)
+        hint = failure_kinds.suggest(value)
+        if hint is not None:
+            shown += f" (did you mean {hint!r}?)"
+        counts[shown] = counts.get(shown, 0) + 1
+    listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())
+    return f"unregistered failure kinds reached validate_failure_kind: {listed}"

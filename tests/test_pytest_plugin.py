@@ -1,0 +1,87 @@
+"""The pytest plugin, run on small test suites through pytester."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+EMITTING_SUITE = """
+import failure_kinds
+
+def test_first():
+    failure_kinds.validate_failure_kind("judge_faild")
+
+def test_same_misspelling_later():
+    failure_kinds.validate_failure_kind("judge_faild")
+
+def test_clean():
+    failure_kinds.validate_failure_kind("judge_failed")
+    failure_kinds.validate_failure_kind("my_env:quota")
+    failure_kinds.validate_failure_kind(None)
+"""
+
+
+def test_inert_unless_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(EMITTING_SUITE)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=3)
+
+
+def test_strict_option_fails_every_emitting_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(EMITTING_SUITE)
+    result = pytester.runpytest_subprocess("--failure-kinds-strict")
+    result.assert_outcomes(passed=1, failed=2)
+    message = "unregistered failure kinds reached validate_failure_kind: 'judge_faild'"
+    message += " (did you mean 'judge_failed'?)"
+    assert result.stdout.str().count(message) == 2
+    result.stdout.fnmatch_lines(["FAILED *::test_first*", "FAILED *::test_same_misspelling_later*"])
+
+
+def test_strict_from_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nfailure_kinds_strict = true\n")
+    pytester.makepyfile(EMITTING_SUITE)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1, failed=2)
+
+
+def test_strict_counts_repeats_within_a_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        def test_twice():
+            failure_kinds.validate_failure_kind("legacy")
+            failure_kinds.validate_failure_kind("legacy")
+            failure_kinds.validate_failure_kind("other_thing")
+        """
+    )
+    result = pytester.runpytest_subprocess("--failure-kinds-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*'legacy' x2, 'other_thing'*"])
+
+
+def test_fixture_lists_every_occurrence_per_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        def test_collects(failure_kinds_reported):
+            failure_kinds.validate_failure_kind("a_label")
+            failure_kinds.validate_failure_kind("cancelled")
+            failure_kinds.validate_failure_kind("a_label")
+            failure_kinds.validate_failure_kind(42)
+            failure_kinds.validate_failure_kind("b_label")
+            assert failure_kinds_reported == ["a_label", "a_label", 42, "b_label"]
+
+        def test_starts_empty(failure_kinds_reported):
+            assert failure_kinds_reported == []
+            failure_kinds.validate_failure_kind("a_label")
+            assert failure_kinds_reported == ["a_label"]
+
+        def test_observer_removed_after_each_test():
+            assert failure_kinds._OBSERVERS == []
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=3)
