@@ -137,6 +137,7 @@ class Decoder:
 
     def __init__(self, path: Sequence[str]) -> None:
         self.path = list(path)
+        self.key = self.path[0] if len(self.path) == 1 else None  # the common case, without a loop
         # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
         # expression matches per call, a fifth of the work on a typical line.
         # typeshed types make_scanner's argument as the scanner class itself; any JSONDecoder is right.
@@ -155,17 +156,21 @@ class Decoder:
             return UNPARSEABLE
         if type(document) is not dict:
             return UNPARSEABLE
-        value: Any = document
-        for segment in self.path:
-            if type(value) is not dict:
-                return None  # the path runs through a non-object: the field is not there
-            value = value.get(segment)
+        if self.key is not None:
+            value: Any = document.get(self.key)
+        else:
+            value = document
+            for segment in self.path:
+                if type(value) is not dict:
+                    return None  # the path runs through a non-object: the field is not there
+                value = value.get(segment)
         if value is None or type(value) is str:
             return value
         return INVALID
 
     def batch(self, lines: list[bytes]) -> list[object]:
-        """One entry per line, BLANK for a blank line."""
+        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
+        INVALID or the value itself (the fast path leaves numbers, lists and objects as decoded)."""
         decode = self.line
         return [BLANK if not line or line.isspace() else decode(line) for line in lines]
 
@@ -187,11 +192,9 @@ class FastDecoder(Decoder):
         # refused line or a null on the way to a nested field sends the batch down the careful path.
         if all(map(bytes.isascii, lines)):
             try:
-                values = list(map(self._leaf, map(self._decode, lines)))
+                return list(map(self._leaf, map(self._decode, lines)))
             except Exception:
                 pass
-            else:
-                return [_normal(value) for value in values] if not _all_plain(values) else values
         return super().batch(lines)
 
     def line(self, line: bytes) -> object:
@@ -204,19 +207,13 @@ class FastDecoder(Decoder):
                         return None
             except Exception:
                 return super().line(line)
-            return _normal(value)
+            return value if value is None or type(value) is str else INVALID
         return super().line(line)
 
 
-def _normal(value: object) -> object:
-    return value if value is None or type(value) is str else INVALID
-
-
-def _all_plain(values: list[object]) -> bool:
-    try:
-        return all(value is None or type(value) is str for value in values)
-    except Exception:
-        return False
+def _hashable(value: object) -> object:
+    """A list or object found at the field stands in the tally as INVALID, which is what it counts as."""
+    return value if value is None or type(value) in (str, object) else INVALID
 
 
 def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
@@ -430,7 +427,10 @@ class Auditor:
         """Add one batch to the counts; return how many of its lines were blank."""
         totals = self.totals
         counts = self.counts
-        tally = Counter(values)
+        try:
+            tally = Counter(values)
+        except TypeError:
+            tally = Counter(map(_hashable, values))
         blank = 0
         new: list[str] = []
         for value, count in tally.items():

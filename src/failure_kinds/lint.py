@@ -183,13 +183,13 @@ class Checker:
         if ":" in value:
             code = "FK002"
             message = (
-                f"malformed namespaced failure kind {_shown(value)}: "
+                f"malformed namespaced failure kind {failure_kinds._shown(value)}: "
                 "expected <server>:<kind>, each [a-z][a-z0-9_]*"
             )
         else:
             code = "FK001"
             hint = failure_kinds.suggest(value)
-            message = f"unregistered failure kind {_shown(value)}"
+            message = f"unregistered failure kind {failure_kinds._shown(value)}"
             if hint is not None:
                 message += f"; did you mean {hint!r}?"
         line_number = literal.lineno
@@ -222,8 +222,3 @@ def _suppressed(line: bytes, code: str) -> bool:
     if codes is None:
         return True
     return code.encode() in re.split(rb"[,\s]+", codes.upper())
-
-
-def _shown(value: str) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
