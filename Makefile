@@ -33,6 +33,7 @@ lint: $(MAIN)/installed
 	$(MAIN)/bin/python stubs/generate.py --check
 	$(MAIN)/bin/mypy src/failure_kinds/__init__.py stubs/generate.py benchmarks
 	$(MAIN)/bin/mypy $(filter-out %/__init__.py,$(wildcard src/failure_kinds/*.py))
+	$(MAIN)/bin/pyright --pythonpath $(MAIN)/bin/python
 
 clean:
 	rm -rf $(VENV) dist build

@@ -55,7 +55,7 @@ def measure(quick: bool) -> list[Row]:
         memory_big = median([peak_rss_kib(audit_command(big, "auto")) for _ in range(repetitions)])
         memory_small = median([peak_rss_kib(audit_command(small, "auto")) for _ in range(repetitions)])
     naive = median(samples["naive"])
-    rows = []
+    rows: list[Row] = []
     for decoder, goal in (("stdlib", 1.0), ("msgspec", 3.0)):
         ours = median(samples[decoder])
         rows.append(

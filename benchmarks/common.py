@@ -57,7 +57,7 @@ def median(samples: Sequence[float]) -> float:
 
 def time_process(command: Sequence[str], repetitions: int, **options: object) -> list[float]:
     """Wall-clock seconds of ``command`` run ``repetitions`` times, each a fresh process."""
-    samples = []
+    samples: list[float] = []
     for _ in range(repetitions):
         start = time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **options)  # type: ignore[call-overload]

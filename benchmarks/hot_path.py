@@ -58,7 +58,7 @@ def measure(quick: bool) -> list[Row]:
     repetitions = 3 if quick else 15
     logging.getLogger("failure_kinds").disabled = True
     _logger.disabled = True
-    rows = []
+    rows: list[Row] = []
     for path, value in PATHS.items():
         # Warm every cache the way a running producer has: the value was seen before.
         for function in (validate_failure_kind, straightforward):
@@ -94,5 +94,5 @@ def measure(quick: bool) -> list[Row]:
                     goal=Goal(at_least=STRAIGHTFORWARD_GOALS[path]),
                 )
             )
-    assert "judge_faild" in failure_kinds._WARNED_UNKNOWN
+    assert "judge_faild" in failure_kinds._WARNED_UNKNOWN  # pyright: ignore[reportPrivateUsage]
     return rows

@@ -35,14 +35,14 @@ SUITES = {
 
 def render(rows: list[Row]) -> str:
     header = ("measurement", "measured", "baseline", "ratio", "goal", "met", "spread (min-max)")
-    table = [header]
+    table: list[tuple[str, ...]] = [header]
     for row in rows:
         met = {True: "met", False: "MISSED", None: "-"}[row.met]
         table.append(
             (row.name, row.measured, row.baseline, f"{row.ratio:.2f}x", str(row.goal), met, row.spread)
         )
     widths = [max(len(line[column]) for line in table) for column in range(len(header))]
-    lines = []
+    lines: list[str] = []
     for line in table:
         cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
         lines.append("| " + " | ".join(cells) + " |")
@@ -58,7 +58,7 @@ def machine() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small inputs, goals not enforced (for CI)")
     parser.add_argument("--only", choices=sorted(SUITES), action="append", help="run just this suite")
     arguments = parser.parse_args()

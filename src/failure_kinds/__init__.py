@@ -229,7 +229,8 @@ def namespaced(server: str, kind: str) -> str:
     ``[a-z][a-z0-9_]*``.
     """
     for part, value in (("server", server), ("kind", kind)):
-        if not isinstance(value, str) or _NAME_PATTERN.fullmatch(value) is None:
+        # Checked although annotated: untyped callers exist, and the message beats a TypeError.
+        if not isinstance(value, str) or _NAME_PATTERN.fullmatch(value) is None:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(
                 f"namespaced failure kind: the {part} part {_shown(value)} does not match "
                 f"{_NAME_PATTERN.pattern}"
@@ -373,33 +374,38 @@ def _shown(value: object) -> str:
 
 def __getattr__(name: str) -> object:
     # The typing objects are built on first use: importing typing costs more than this whole module on
-    # Python 3.12 and later, and only static checkers and introspection ever look at them.
+    # Python 3.12 and later, and only static checkers and introspection ever look at them. Type checkers
+    # read these names from the generated stub, so here they are plain run-time objects.
+    value: object
     if name == "FailureKindName":
-        from typing import Literal
+        import typing
 
-        value: object = Literal.__getitem__(tuple(kind.value for kind in FailureKind))
+        value = getattr(typing, "Literal")[tuple(kind.value for kind in FailureKind)]  # noqa: B009
     elif name == "NamespacedFailureKind":
         from typing import NewType
 
         NamespacedFailureKind = NewType("NamespacedFailureKind", str)
         value = NamespacedFailureKind
     elif name == "AnyFailureKind":
-        from typing import Union
+        import typing
 
-        value = Union.__getitem__((__getattr__("FailureKindName"), __getattr__("NamespacedFailureKind")))
+        both = (__getattr__("FailureKindName"), __getattr__("NamespacedFailureKind"))
+        value = getattr(typing, "Union")[both]  # noqa: B009
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
-__all__ = [
+# The three typing names come from __getattr__ and the constants from the enum, so checkers cannot follow
+# this list; the generated stub spells it out.
+__all__ = [  # pyright: ignore[reportUnsupportedDunderAll]
     "FAILURE_KINDS",
     "OTHER_LABEL",
-    "AnyFailureKind",
+    "AnyFailureKind",  # pyright: ignore[reportUnsupportedDunderAll]
     "FailureKind",
-    "FailureKindName",
-    "NamespacedFailureKind",
+    "FailureKindName",  # pyright: ignore[reportUnsupportedDunderAll]
+    "NamespacedFailureKind",  # pyright: ignore[reportUnsupportedDunderAll]
     "is_namespaced",
     "is_registered",
     "metric_label",

@@ -22,8 +22,13 @@ import failure_kinds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import IO, Any, Final
+    from collections.abc import Callable, Sequence
+    from typing import IO, Any, BinaryIO, Final, Protocol
+
+    class _Readable(Protocol):
+        def read(self, size: int = -1, /) -> bytes: ...
+        def close(self) -> None: ...
+
 
 # At most this many distinct values of each unbounded category (unregistered, namespaced) get a row of
 # their own; the rest are counted together in one overflow row per category.
@@ -144,6 +149,7 @@ class Decoder:
         self._scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
     def line(self, line: bytes) -> object:
+        document: Any
         try:
             text = line.decode()
             try:
@@ -154,16 +160,19 @@ class Decoder:
                 return UNPARSEABLE
         except (ValueError, RecursionError):
             return UNPARSEABLE
-        if type(document) is not dict:
+        # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
+        if document.__class__ is not dict:
             return UNPARSEABLE
+        fields: dict[str, Any] = document
         if self.key is not None:
-            value: Any = document.get(self.key)
+            value: Any = fields.get(self.key)
         else:
-            value = document
+            value = fields
             for segment in self.path:
-                if type(value) is not dict:
+                if value.__class__ is not dict:
                     return None  # the path runs through a non-object: the field is not there
-                value = value.get(segment)
+                fields = value
+                value = fields.get(segment)
         if value is None or type(value) is str:
             return value
         return INVALID
@@ -184,15 +193,16 @@ class FastDecoder(Decoder):
         shape: Any = object
         for depth, segment in enumerate(reversed(self.path)):
             shape = msgspec.defstruct(f"Level{depth}", [("f", shape | None, None)], rename={"f": segment})
-        self._decode = msgspec.json.Decoder(shape).decode
-        self._leaf = attrgetter(".".join(["f"] * len(self.path)))
+        self._decode: Callable[[bytes], Any] = msgspec.json.Decoder(shape).decode
+        self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
 
     def batch(self, lines: list[bytes]) -> list[object]:
         # The whole batch in C when every line is ASCII (so valid UTF-8) and decodes: a blank line, a
         # refused line or a null on the way to a nested field sends the batch down the careful path.
         if all(map(bytes.isascii, lines)):
             try:
-                return list(map(self._leaf, map(self._decode, lines)))
+                values: list[object] = list(map(self._leaf, map(self._decode, lines)))
+                return values
             except Exception:
                 pass
         return super().batch(lines)
@@ -228,11 +238,9 @@ def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
 
 
 def fast_available() -> bool:
-    try:
-        import msgspec  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("msgspec") is not None
 
 
 # Reading
@@ -276,7 +284,7 @@ class _UntilError(io.RawIOBase):
     break is still counted, and the error is reported afterwards.
     """
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: _Readable) -> None:
         self.stream = stream
         # read1 hands over what one underlying read produced, so a failure costs only that read.
         self.read_some = getattr(stream, "read1", stream.read)
@@ -302,18 +310,21 @@ class _UntilError(io.RawIOBase):
 
 
 def _open(source: Source) -> tuple[_UntilError, io.BufferedReader]:
+    raw: BinaryIO
     if source.path is None:
-        raw: IO[bytes] = sys.stdin.buffer
-        head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+        raw = sys.stdin.buffer
+        peek = getattr(raw, "peek", None)  # a buffered stdin can be looked at without consuming it
+        head: bytes = peek(2)[:2] if peek is not None else b""
     else:
         raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned reader
         head = raw.read(2)
         raw.seek(0)
+    stream: _Readable = raw
     if head == GZIP_MAGIC or source.display.endswith(".gz"):
         import gzip
 
-        raw = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-    guarded = _UntilError(raw)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+    guarded = _UntilError(stream)
     return guarded, io.BufferedReader(guarded, BATCH_BYTES)
 
 
@@ -488,7 +499,7 @@ class Auditor:
 
     def report(self) -> Report:
         totals = self.totals
-        rows = []
+        rows: list[KindRow] = []
         for value, count in self.counts.items():
             category = self._category(value)
             row = KindRow(value, count, category, self.first_seen[value])
@@ -576,8 +587,10 @@ def load_alias_file(path: str) -> dict[str, str]:
     table = document.get("aliases")
     if not isinstance(table, dict):
         raise AuditError(f'--aliases {path}: no [aliases] table (old = "new" lines under [aliases])')
+    from typing import cast
+
     aliases: dict[str, str] = {}
-    for old, new in table.items():
+    for old, new in cast("dict[str, object]", table).items():
         if not isinstance(new, str):
             raise AuditError(f"--aliases {path}: the alias for {old!r} must be a string, not {new!r}")
         aliases[old] = new

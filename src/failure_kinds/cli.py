@@ -225,7 +225,7 @@ def render_list_markdown() -> str:
 
 
 def _run_audit(arguments: argparse.Namespace) -> int:
-    from failure_kinds import audit
+    import failure_kinds.audit as audit
 
     try:
         aliases = audit.load_alias_file(arguments.aliases) if arguments.aliases else {}
@@ -262,7 +262,7 @@ def _run_audit(arguments: argparse.Namespace) -> int:
 
 
 def _run_lint(arguments: argparse.Namespace) -> int:
-    from failure_kinds import lint
+    import failure_kinds.lint as lint
 
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     try:
@@ -325,7 +325,7 @@ def render_check_text(verdicts: list[dict[str, str | None]]) -> str:
 
     shown = [printable(str(verdict["name"])) for verdict in verdicts]
     width = max((len(name) for name in shown), default=0)
-    lines = []
+    lines: list[str] = []
     for name, verdict in zip(shown, verdicts, strict=True):
         line = f"{name:<{width}}  {verdict['category']}"
         if verdict["suggestion"] is not None:

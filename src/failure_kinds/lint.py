@@ -11,6 +11,9 @@ Codes:
     FK002  looks namespaced (contains ":") but is not <server>:<kind>
 """
 
+# This module shares the core's private helpers on purpose: they are one package.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import ast
@@ -120,7 +123,7 @@ class Checker:
             return [Finding(path, line, col, "FK000", f"cannot parse: {message}")]
         if not any(trigger in source for trigger in self.triggers):
             return []
-        findings = []
+        findings: list[Finding] = []
         lines = source.splitlines()
         for literal in self.kind_literals(tree):
             finding = self.judge(literal, path, lines)

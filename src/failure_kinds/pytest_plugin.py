@@ -9,6 +9,9 @@ Registered through the ``pytest11`` entry point and inert unless asked for:
   during the current test, in order, one entry per occurrence.
 """
 
+# The plugin hooks into the core through its private observer list: they are one package.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Generator
