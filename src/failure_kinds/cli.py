@@ -1,4 +1,4 @@
-"""The ``failure-kinds`` command: list the vocabulary, check names, audit rollout failure logs.
+"""The ``failure-kinds`` command: list the vocabulary, check names, audit rollout failure logs, lint source.
 
 Exit codes: 0 clean, 1 findings (where a subcommand says so), 2 usage errors or unreadable input. User
 mistakes get one line on stderr, never a traceback.
@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Sequence
-from typing import NoReturn, TextIO
 
 import failure_kinds
 from failure_kinds import FailureKind
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import NoReturn, TextIO
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -34,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="failure-kinds",
         description="The shared vocabulary of why a rollout failed: list it, check names against it, "
-        "and audit rollout failure logs.",
+        "audit rollout failure logs, and lint Python source for misspelled kinds.",
         epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint), 2 usage error or "
         "unreadable input.",
     )
