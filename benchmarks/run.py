@@ -33,11 +33,13 @@ SUITES = {
 }
 
 
-def render(rows: list[Row]) -> str:
+def render(rows: list[Row], enforced: bool = True) -> str:
     header = ("measurement", "measured", "baseline", "ratio", "goal", "met", "spread (min-max)")
     table: list[tuple[str, ...]] = [header]
     for row in rows:
         met = {True: "met", False: "MISSED", None: "-"}[row.met]
+        if not enforced and row.met is not None:
+            met = f"({met.lower()})"  # small inputs: start-up dominates, so the verdict means little
         table.append(
             (row.name, row.measured, row.baseline, f"{row.ratio:.2f}x", str(row.goal), met, row.spread)
         )
@@ -67,7 +69,7 @@ def main() -> int:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         rows.extend(SUITES[name](arguments.quick))
     print(machine() + (" (quick: goals not enforced)" if arguments.quick else ""))
-    print(render(rows))
+    print(render(rows, enforced=not arguments.quick))
     missed = [row.name.strip() for row in rows if row.met is False]
     if missed and not arguments.quick:
         print(f"missed: {', '.join(missed)}", file=sys.stderr)
