@@ -17,17 +17,18 @@ can read the vocabulary anywhere and ``import failure_kinds`` stays cheap. The p
 the generated ``__init__.pyi`` shipped beside this file.
 """
 
-from __future__ import annotations
-
 import enum
 import logging
 import re
 import threading
 
+# Names used only in annotations come in for type checkers alone; the annotations that mention them are
+# strings, so that importing this module costs neither typing nor __future__. (Final and the other
+# precise types are in the generated stub, which is what type checkers read for users.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Final, Self, TypeVar
+    from typing import Self, TypeVar
 
     _Name = TypeVar("_Name", bound=str | None)
 
@@ -40,7 +41,7 @@ class FailureKind(enum.StrEnum):
     _value_: str
     _description: str
 
-    def __new__(cls, value: str, description: str) -> Self:
+    def __new__(cls, value: str, description: str) -> "Self":
         member = str.__new__(cls, value)
         member._value_ = value
         member._description = description
@@ -170,15 +171,15 @@ class FailureKind(enum.StrEnum):
 # everywhere (json, yaml.safe_dump, pickle read without this package installed).
 globals().update({kind.name: kind.value for kind in FailureKind})
 
-FAILURE_KINDS: Final[frozenset[str]] = frozenset(kind.value for kind in FailureKind)
+FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
 
-OTHER_LABEL: Final = "_other"
+OTHER_LABEL = "_other"
 """The metric label :func:`metric_label` gives any value that is neither registered nor namespaced."""
 
-_NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]*")
-_NAMESPACED_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
+_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+_NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
 
-logger: Final = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 # Values already reported as unregistered. Discarding one makes its next occurrence warn again.
 # Unhashable values are remembered by a stand-in key (see _report_key).
@@ -186,24 +187,24 @@ _WARNED_UNKNOWN: set[object] = set()
 
 # Past this many remembered values one last warning is logged and the rest go unreported, so a producer
 # that emits unbounded garbage costs bounded memory and a bounded log.
-_WARNED_LIMIT: Final = 1024
+_WARNED_LIMIT = 1024
 _warned_overflow = False
-_warned_lock: Final = threading.Lock()
+_warned_lock = threading.Lock()
 
 # Everything validate_failure_kind lets through without a word: None, the registered names, and the
 # namespaced values seen so far, so a recurring namespaced value costs one set lookup rather than a
 # regular expression. Namespaced values are few by design; the bound only guards against a flood.
 _SILENT: set[object] = {None, *FAILURE_KINDS}
-_SILENT_LIMIT: Final = len(_SILENT) + 4096
+_SILENT_LIMIT = len(_SILENT) + 4096
 
 # Called with every unregistered value that reaches validate_failure_kind, each time, not only the first:
 # the pytest plugin (failure_kinds.pytest_plugin) watches a test this way. Empty unless a test is watched.
-_OBSERVERS: list[Callable[[object], object]] = []
+_OBSERVERS: "list[Callable[[object], object]]" = []
 
 # repr of a value in a log line or an error message is cut to this many characters.
-_SHOWN_LIMIT: Final = 200
+_SHOWN_LIMIT = 200
 # suggest() compares against names of at most a few dozen characters; longer input is not a typo.
-_SUGGEST_LIMIT: Final = 64
+_SUGGEST_LIMIT = 64
 
 
 def is_registered(name: object) -> bool:
@@ -238,7 +239,7 @@ def namespaced(server: str, kind: str) -> str:
     return f"{server}:{kind}"
 
 
-def validate_failure_kind(name: _Name) -> _Name:
+def validate_failure_kind(name: "_Name") -> "_Name":
     """Return ``name`` unchanged, warning once per unregistered value.
 
     Producers call this at their boundary. ``None``, registered and namespaced values pass silently;
