@@ -244,18 +244,20 @@ def test_missing_file_next_to_a_good_one(tmp_path: Path) -> None:
     assert report.records == 1
 
 
-def test_unreadable_file(tmp_path: Path) -> None:
-    import os
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Permissions mean nothing to root (as CI runs), so the refusal is what open() raises.
+    good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
+    secret = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
+    real_open = open
 
-    if os.geteuid() == 0:
-        # root reads anything; a directory passed as a file is the unreadable input left to try
-        (file,) = audit.audit([str(tmp_path / "x.jsonl")]).files
-        assert file.error == "no such file"
-        return
-    path = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
-    path.chmod(0)
-    (file,) = audit.audit([str(path)]).files
-    assert file.error == "permission denied"
+    def refusing_open(path: str, mode: str = "r") -> object:
+        if path == str(secret):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, mode)
+
+    monkeypatch.setattr(audit, "open", refusing_open, raising=False)
+    report = audit.audit([str(secret), str(good)])
+    assert [(file.records, file.error) for file in report.files] == [(0, "permission denied"), (1, None)]
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:

@@ -214,3 +214,20 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
         [*command, "good.py"], cwd=project, capture_output=True, text=True, env=environment
     )
     assert passing.returncode == 0, passing.stdout + passing.stderr
+
+
+def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = tmp_path / "a_secret.py"
+    secret.write_text("x = 1\n")
+    (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
+    real_open = open
+
+    def refusing_open(path: str, mode: str = "r") -> object:
+        if path == str(secret):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, mode)
+
+    monkeypatch.setattr(lint, "open", refusing_open, raising=False)
+    findings, unreadable = lint.lint_paths([str(tmp_path)])
+    assert unreadable == [f"{secret}: Permission denied"]
+    assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]
