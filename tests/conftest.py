@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -74,3 +75,16 @@ def readme_recipes() -> dict[str, str]:
     for found in re.finditer(r"<!-- recipe: (\w+) -->\n```python\n(.*?)```", readme, flags=re.DOTALL):
         recipes[found.group(1)] = found.group(2)
     return recipes
+
+
+def refuse_to_open(monkeypatch: pytest.MonkeyPatch, module: ModuleType, refused: Path) -> None:
+    """Make ``open`` in ``module`` refuse ``refused`` as it would for a user without access. Permissions
+    mean nothing to root, as CI runs, so the refusal is what open() raises."""
+    real_open = open
+
+    def refusing_open(path: str, mode: str = "r") -> object:
+        if path == str(refused):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, mode)
+
+    monkeypatch.setattr(module, "open", refusing_open, raising=False)

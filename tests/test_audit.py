@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import refuse_to_open
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -245,17 +246,9 @@ def test_missing_file_next_to_a_good_one(tmp_path: Path) -> None:
 
 
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Permissions mean nothing to root (as CI runs), so the refusal is what open() raises.
     good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
     secret = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
-    real_open = open
-
-    def refusing_open(path: str, mode: str = "r") -> object:
-        if path == str(secret):
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path, mode)
-
-    monkeypatch.setattr(audit, "open", refusing_open, raising=False)
+    refuse_to_open(monkeypatch, audit, secret)
     report = audit.audit([str(secret), str(good)])
     assert [(file.records, file.error) for file in report.files] == [(0, "permission denied"), (1, None)]
 

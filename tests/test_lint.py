@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import refuse_to_open
 
 from failure_kinds import lint
 
@@ -220,14 +221,7 @@ def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: p
     secret = tmp_path / "a_secret.py"
     secret.write_text("x = 1\n")
     (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    real_open = open
-
-    def refusing_open(path: str, mode: str = "r") -> object:
-        if path == str(secret):
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path, mode)
-
-    monkeypatch.setattr(lint, "open", refusing_open, raising=False)
+    refuse_to_open(monkeypatch, lint, secret)
     findings, unreadable = lint.lint_paths([str(tmp_path)])
     assert unreadable == [f"{secret}: Permission denied"]
     assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]
