@@ -483,13 +483,7 @@ class Auditor:
         self.first_seen[value] = place
 
     def _category(self, value: str) -> str:
-        if value in self.aliases:
-            return "aliased"
-        if failure_kinds.is_registered(value):
-            return "registered"
-        if failure_kinds.is_namespaced(value):
-            return "namespaced"
-        return "unregistered"
+        return "aliased" if value in self.aliases else category_of(value)
 
     def _add_namespace(self, value: str, count: int) -> None:
         server = value.partition(":")[0]
@@ -552,6 +546,15 @@ def audit(
     return report
 
 
+def category_of(name: str) -> str:
+    """registered, namespaced or unregistered: what the vocabulary says of ``name`` (no aliases)."""
+    if failure_kinds.is_registered(name):
+        return "registered"
+    if failure_kinds.is_namespaced(name):
+        return "namespaced"
+    return "unregistered"
+
+
 # Aliases
 
 
@@ -612,6 +615,11 @@ def printable(value: str) -> str:
     return repr(value)
 
 
+def _bar(count: int, largest: int, character: str) -> str:
+    """At most 24 characters, never none for a count above zero."""
+    return character * max(1, round(24 * count / largest)) if largest else ""
+
+
 def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:5.1f}%" if total else "    -"
 
@@ -642,7 +650,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     width = max((len(label) for label in shown_values.values()), default=0)
 
     def row_line(row: KindRow, extra: str = "") -> str:
-        bar = bar_character * max(1, round(24 * row.count / biggest)) if biggest else ""
+        bar = _bar(row.count, biggest, bar_character)
         line = f"  {shown_values[id(row)]:<{width}}  {row.count:>{number_width},}  "
         return (line + f"{_percent(row.count, with_kind)}  {bar:<24}  {extra}").rstrip()
 
@@ -680,7 +688,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         totals = report.canonical_totals()
         top = max(totals.values())
         for kind, count in totals.items():
-            bar = bar_character * max(1, round(24 * count / top))
+            bar = _bar(count, top, bar_character)
             lines.append(f"  {kind:<{width}}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar}")
 
     if len(report.files) > 1 or report.failed_files:

@@ -309,15 +309,9 @@ def _stdin_names(stream: TextIO) -> Iterable[str]:
             yield name
 
 
-def category_of(name: str) -> str:
-    if failure_kinds.is_registered(name):
-        return "registered"
-    if failure_kinds.is_namespaced(name):
-        return "namespaced"
-    return "unregistered"
-
-
 def check_name(name: str) -> dict[str, str | None]:
+    from failure_kinds.audit import category_of
+
     category = category_of(name)
     suggestion = failure_kinds.suggest(name) if category == "unregistered" else None
     return {"name": name, "category": category, "suggestion": suggestion}
