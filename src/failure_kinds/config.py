@@ -1,0 +1,198 @@
+"""A project's own failure-kinds configuration: the namespaced kinds it declares.
+
+An environment that reports ``<server>:<kind>`` names declares the kinds of its server once, in the
+``[tool.failure-kinds]`` table of its ``pyproject.toml``::
+
+    [tool.failure-kinds]
+    generate = "src/swe_env/failure_kinds_declared.py"   # optional: where `failure-kinds generate` writes
+
+    [tool.failure-kinds.namespaces]
+    swe_env = ["patch_apply_failed", "test_collection_error"]
+
+Without ``--config`` the nearest ``pyproject.toml`` is used, found by walking up from the working
+directory; one without the table declares nothing. ``--config FILE`` names the file instead: a file named
+``pyproject.toml`` is read at ``[tool.failure-kinds]`` as usual, any other file (``failure-kinds.toml``,
+say) holds the same keys at its top level (``generate = ...`` and a ``[namespaces]`` table).
+
+Anything malformed is a :class:`ConfigError` whose message names the file and the entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
+PYPROJECT: Final = "pyproject.toml"
+TABLE: Final = "tool.failure-kinds"
+# A configuration file larger than this is refused rather than read: it cannot be a real one, and a
+# device or a runaway file must not cost unbounded memory.
+SIZE_LIMIT: Final = 4 * 1024 * 1024
+
+_NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]*")
+_KEYS: Final = ("generate", "namespaces")
+_SHOWN_LIMIT: Final = 80
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be read or is malformed; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """What a project declares. ``path`` is the file it came from (None when no file was found);
+    ``namespaces`` maps each declared server to its kind names (without the ``server:`` prefix), in the
+    order written; ``generate_path`` is where the generated module goes, relative paths resolved against
+    the configuration file's directory."""
+
+    path: Path | None = None
+    namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    generate_path: Path | None = None
+
+    def declared_names(self) -> frozenset[str]:
+        """Every declared kind as its full ``server:kind`` name."""
+        return frozenset(f"{server}:{kind}" for server, kinds in self.namespaces.items() for kind in kinds)
+
+
+def load_config(
+    config_file: str | os.PathLike[str] | None = None, start: Path | None = None
+) -> ProjectConfig:
+    """The configuration in ``config_file``, or else in the nearest ``pyproject.toml`` at or above
+    ``start`` (default: the working directory). Raises :class:`ConfigError` naming what is wrong."""
+    if config_file is not None:
+        path = Path(config_file)
+        document = _read_toml(path)
+        if path.name == PYPROJECT:
+            return _parse(path, _tool_table(path, document), TABLE)
+        return _parse(path, document, "")
+    found = find_pyproject(start if start is not None else Path.cwd())
+    if found is None:
+        return ProjectConfig()
+    return _parse(found, _tool_table(found, _read_toml(found)), TABLE)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The first ``pyproject.toml`` in ``start`` or a directory above it."""
+    try:
+        directory = start.absolute()
+    except OSError:
+        return None
+    for folder in (directory, *directory.parents):
+        candidate = folder / PYPROJECT
+        try:
+            if candidate.exists() and not candidate.is_dir():
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    import tomllib
+
+    try:
+        # Opened without blocking so a FIFO named like a config file cannot hang the command.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise ConfigError(f"{_shown_path(path)}: {error.strerror or error}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ConfigError(f"{_shown_path(path)}: not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(SIZE_LIMIT + 1)
+    except OSError as error:
+        raise ConfigError(f"{_shown_path(path)}: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > SIZE_LIMIT:
+        raise ConfigError(f"{_shown_path(path)}: larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{_shown_path(path)}: not UTF-8 (byte {error.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{_shown_path(path)}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{_shown_path(path)}: invalid TOML: nested too deeply") from None
+
+
+def _tool_table(path: Path, document: dict[str, object]) -> dict[str, object]:
+    tool = _table(document.get("tool", {}))
+    if tool is None:
+        raise ConfigError(f"{_shown_path(path)}: [tool] must be a table")
+    table = _table(tool.get("failure-kinds", {}))
+    if table is None:
+        raise ConfigError(f"{_shown_path(path)}: [{TABLE}] must be a table")
+    return table
+
+
+def _table(value: object) -> dict[str, object] | None:
+    """``value`` as a TOML table, or None when it is something else."""
+    if not isinstance(value, dict):
+        return None
+    # TOML keys are always strings; the copy only tells the type checker so.
+    return {str(key): item for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+def _parse(path: Path, table: dict[str, object], prefix: str) -> ProjectConfig:
+    """``prefix`` is where the keys sit in the file: "tool.failure-kinds" or "" for the top level."""
+    where = _shown_path(path)
+    in_table = f" [{prefix}]" if prefix else ""
+    namespaces_table = f"[{prefix}.namespaces]" if prefix else "[namespaces]"
+    for key in table:
+        if key not in _KEYS:
+            known = ", ".join(_KEYS)
+            raise ConfigError(f"{where}:{in_table} unknown key {_shown(key)} (known: {known})")
+    namespaces: dict[str, tuple[str, ...]] = {}
+    declared = _table(table.get("namespaces", {}))
+    if declared is None:
+        raise ConfigError(f"{where}: {namespaces_table} must be a table of server = [kinds]")
+    for server, kinds in declared.items():
+        label = f"{where}: {namespaces_table} {_shown(server)}"
+        if _NAME_PATTERN.fullmatch(server) is None:
+            raise ConfigError(f"{label}: the server name does not match {_NAME_PATTERN.pattern}")
+        if not isinstance(kinds, list):
+            raise ConfigError(f"{label}: must be a list of kind names (strings)")
+        names: list[str] = []
+        seen: set[str] = set()
+        for kind in kinds:  # pyright: ignore[reportUnknownVariableType]
+            if not isinstance(kind, str):
+                raise ConfigError(f"{label}: must be a list of kind names (strings)")
+            if _NAME_PATTERN.fullmatch(kind) is None:
+                raise ConfigError(f"{label}: the kind {_shown(kind)} does not match {_NAME_PATTERN.pattern}")
+            if kind in seen:
+                raise ConfigError(f"{label}: the kind {_shown(kind)} is declared twice")
+            seen.add(kind)
+            names.append(kind)
+        if not names:
+            raise ConfigError(f"{label}: declares no kinds")
+        namespaces[server] = tuple(names)
+    generate_path: Path | None = None
+    if "generate" in table:
+        target = table["generate"]
+        label = f"{where}:{in_table} generate"
+        if not isinstance(target, str) or not target.strip() or "\x00" in target:
+            raise ConfigError(f"{label}: must be the path of a Python file, as a string")
+        if not target.endswith(".py"):
+            raise ConfigError(f"{label}: {_shown(target)} is not a .py file")
+        generate_path = path.parent / target
+    return ProjectConfig(path=path, namespaces=namespaces, generate_path=generate_path)
+
+
+def _shown(value: str) -> str:
+    text = repr(value[: _SHOWN_LIMIT + 1])
+    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 3] + "..."
+
+
+def _shown_path(path: Path) -> str:
+    # A file name may hold anything a file system allows; escape it so it cannot forge a line.
+    text = os.fsdecode(path)
+    return text if text.isprintable() else repr(text)[1:-1]

@@ -1,0 +1,204 @@
+"""The [tool.failure-kinds] table: where it is found, what it holds, and every way it can be wrong."""
+
+from __future__ import annotations
+
+import os
+import string
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failure_kinds.config import SIZE_LIMIT, ConfigError, ProjectConfig, load_config
+
+DECLARATION = """\
+[tool.failure-kinds]
+generate = "src/swe_env/declared.py"
+
+[tool.failure-kinds.namespaces]
+swe_env = ["patch_apply_failed", "test_collection_error"]
+web_env = ["page_load_failed"]
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_found_by_walking_up_from_the_start(tmp_path: Path) -> None:
+    pyproject = write(tmp_path / "pyproject.toml", DECLARATION)
+    deep = tmp_path / "src" / "swe_env" / "deeper"
+    deep.mkdir(parents=True)
+    config = load_config(start=deep)
+    assert config == ProjectConfig(
+        path=pyproject,
+        namespaces={
+            "swe_env": ("patch_apply_failed", "test_collection_error"),
+            "web_env": ("page_load_failed",),
+        },
+        generate_path=tmp_path / "src/swe_env/declared.py",
+    )
+    assert config.declared_names() == {
+        "swe_env:patch_apply_failed",
+        "swe_env:test_collection_error",
+        "web_env:page_load_failed",
+    }
+
+
+def test_the_working_directory_is_the_default_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "pyproject.toml", DECLARATION)
+    monkeypatch.chdir(tmp_path)
+    assert set(load_config().namespaces) == {"swe_env", "web_env"}
+
+
+def test_the_nearest_pyproject_wins_even_without_the_table(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", DECLARATION)
+    inner = write(tmp_path / "inner" / "pyproject.toml", "[project]\nname = 'inner'\n")
+    assert load_config(start=inner.parent) == ProjectConfig(path=inner)
+
+
+def test_no_pyproject_anywhere_is_an_empty_config(tmp_path: Path) -> None:
+    config = load_config(start=tmp_path)
+    # tmp_path has no pyproject.toml, but a directory above it might; either way nothing is declared
+    # unless that file declares something, and a missing file is never an error.
+    assert config.path is None or config.path.name == "pyproject.toml"
+
+
+def test_config_option_reads_a_pyproject_at_its_tool_table(tmp_path: Path) -> None:
+    pyproject = write(tmp_path / "elsewhere" / "pyproject.toml", DECLARATION)
+    config = load_config(pyproject, start=tmp_path)
+    assert config.path == pyproject
+    assert config.generate_path == pyproject.parent / "src/swe_env/declared.py"
+
+
+def test_config_option_reads_any_other_file_at_its_top_level(tmp_path: Path) -> None:
+    standalone = write(
+        tmp_path / "kinds.toml",
+        """\
+        generate = "declared.py"
+        [namespaces]
+        swe_env = ["patch_apply_failed"]
+        """,
+    )
+    assert load_config(str(standalone)) == ProjectConfig(
+        path=standalone,
+        namespaces={"swe_env": ("patch_apply_failed",)},
+        generate_path=tmp_path / "declared.py",
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '[tool.failure-kinds.namespaces]\nSwe = ["a"]\n',
+            "[tool.failure-kinds.namespaces] 'Swe': the server name",
+        ),
+        ('[tool.failure-kinds.namespaces]\n"swe-env" = ["a"]\n', "'swe-env': the server name does not match"),
+        ('[tool.failure-kinds.namespaces]\nswe = ["Patch"]\n', "'swe': the kind 'Patch' does not match"),
+        ('[tool.failure-kinds.namespaces]\nswe = ["a:b"]\n', "'swe': the kind 'a:b' does not match"),
+        ('[tool.failure-kinds.namespaces]\nswe = ["a", "b", "a"]\n', "'swe': the kind 'a' is declared twice"),
+        ('[tool.failure-kinds.namespaces]\nswe = "a"\n', "'swe': must be a list of kind names"),
+        ('[tool.failure-kinds.namespaces]\nswe = ["a", 1]\n', "'swe': must be a list of kind names"),
+        ('[tool.failure-kinds.namespaces]\nswe = [["a"]]\n', "'swe': must be a list of kind names"),
+        ("[tool.failure-kinds.namespaces]\nswe = []\n", "'swe': declares no kinds"),
+        ('[tool.failure-kinds]\nnamespaces = ["swe"]\n', "[tool.failure-kinds.namespaces] must be a table"),
+        ('[tool]\nfailure-kinds = "yes"\n', "[tool.failure-kinds] must be a table"),
+        ('tool = "yes"\n', "[tool] must be a table"),
+        ('[tool.failure-kinds]\nnamespace = {swe = ["a"]}\n', "unknown key 'namespace'"),
+        ("[tool.failure-kinds]\ngenerate = 3\n", "generate: must be the path of a Python file"),
+        ('[tool.failure-kinds]\ngenerate = "out.txt"\n', "generate: 'out.txt' is not a .py file"),
+        ('[tool.failure-kinds]\ngenerate = ""\n', "generate: must be the path of a Python file"),
+        ("[tool.failure-kinds\n", "invalid TOML"),
+        ('[tool.failure-kinds.namespaces]\nswe = ["a"]\nswe = ["b"]\n', "invalid TOML"),
+    ],
+)
+def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expected: str) -> None:
+    pyproject = write(tmp_path / "pyproject.toml", body)
+    with pytest.raises(ConfigError) as raised:
+        load_config(start=tmp_path)
+    message = str(raised.value)
+    assert message.startswith(f"{pyproject}: ")
+    assert expected in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = " + "[" * 5000 + "]" * 5000,
+        "a = " + "{b = " * 3000 + "1" + "}" * 3000,
+        "[tool.failure-kinds.namespaces]\nswe = " + "[" * 100_000,
+    ],
+)
+def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None:
+    write(tmp_path / "pyproject.toml", body)
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config(start=tmp_path)
+
+
+def test_unreadable_and_odd_files_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="No such file or directory"):
+        load_config(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(tmp_path)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(fifo)  # must not hang waiting for a writer
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config("/dev/zero")
+    (tmp_path / "latin.toml").write_bytes(b'generate = "caf\xe9.py"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(tmp_path / "latin.toml")
+    big = tmp_path / "big.toml"
+    with big.open("wb") as file:
+        file.truncate(SIZE_LIMIT + 1)
+    with pytest.raises(ConfigError, match="larger than"):
+        load_config(big)
+
+
+def test_a_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
+    crafted = tmp_path / "x\nsrc:1:1: FK001 forged\x1b[2J.toml"
+    crafted.write_text("[namespaces]\nswe = 1\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(crafted)
+    assert "\n" not in str(raised.value)
+    assert "\x1b" not in str(raised.value)
+
+
+NAME = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(NAME, st.lists(NAME, min_size=1, max_size=6, unique=True), max_size=5))
+def test_every_well_formed_declaration_round_trips(
+    tmp_path_factory: pytest.TempPathFactory, declared: dict[str, list[str]]
+) -> None:
+    folder = tmp_path_factory.mktemp("config")
+    lines = ["[tool.failure-kinds.namespaces]"]
+    lines.extend(f"{server} = {kinds!r}".replace("'", '"') for server, kinds in declared.items())
+    write(folder / "pyproject.toml", "\n".join(lines) + "\n")
+    assert load_config(start=folder).namespaces == {
+        server: tuple(kinds) for server, kinds in declared.items()
+    }
+
+
+TOML_TEXT = st.text(alphabet=string.printable + "[]{}=\"'é\x00\x7f", max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TOML_TEXT)
+def test_any_text_is_a_config_or_a_config_error(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    folder = tmp_path_factory.mktemp("config")
+    (folder / "pyproject.toml").write_text("[tool.failure-kinds]\n" + text, encoding="utf-8")
+    outcome: ProjectConfig | ConfigError
+    try:
+        outcome = load_config(start=folder)
+    except ConfigError as error:
+        outcome = error
+    assert isinstance(outcome, ProjectConfig) or "\n" not in str(outcome)
