@@ -47,5 +47,5 @@ $(VENV)/%/installed: pyproject.toml
 	rm -rf $(VENV)/$*
 	$(call python_for,$*) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/$*/bin/python -m pip install --quiet --editable '.[dev]'
+	$(VENV)/$*/bin/python -m pip install --quiet --editable '.[dev,bench]'
 	touch $@
