@@ -17,6 +17,7 @@ can read the vocabulary anywhere and ``import failure_kinds`` stays cheap. The p
 the generated ``__init__.pyi`` shipped beside this file.
 """
 
+import contextlib
 import enum
 import logging
 import re
@@ -27,10 +28,11 @@ import threading
 # precise types are in the generated stub, which is what type checkers read for users.)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection, Iterable, Mapping
     from typing import Self, TypeVar
 
-    _Name = TypeVar("_Name", bound=str | None)
+    # Unbounded: validate_failure_kind takes anything a boundary hands it and returns it as it came.
+    _T = TypeVar("_T")
 
 __version__ = "0.1.0"
 
@@ -174,15 +176,19 @@ globals().update({kind.name: kind.value for kind in FailureKind})
 FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
 
 OTHER_LABEL = "_other"
-"""The metric label :func:`metric_label` gives any value that is neither registered nor namespaced."""
+"""The metric label :func:`metric_label` gives any value that has no label of its own."""
 
 _NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 _NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
 
 logger = logging.getLogger(__name__)
 
-# Values already reported as unregistered. Discarding one makes its next occurrence warn again.
-# Unhashable values are remembered by a stand-in key (see _report_key).
+# The registered names in enum order: suggestions prefer the earlier kind when two are equally close.
+_KIND_VALUES = tuple(kind.value for kind in FailureKind)
+
+# Values already reported. Short strings are remembered as themselves, so that discarding one makes its
+# next occurrence warn again; anything else (long strings, non-strings, unhashable values) by a _Key,
+# never by the value itself: a stored value's own __eq__ would run on every later lookup.
 _WARNED_UNKNOWN: set[object] = set()
 
 # Past this many remembered values one last warning is logged and the rest go unreported, so a producer
@@ -190,21 +196,50 @@ _WARNED_UNKNOWN: set[object] = set()
 _WARNED_LIMIT = 1024
 _warned_overflow = False
 _warned_lock = threading.Lock()
+# Keys whose warning is being logged right now: another thread meeting the same value stays quiet, and
+# the key moves to _WARNED_UNKNOWN only once the warning was emitted.
+_REPORTING: set[object] = set()
 
-# Everything validate_failure_kind lets through without a word: None, the registered names, and the
-# namespaced values seen so far, so a recurring namespaced value costs one set lookup rather than a
-# regular expression. Namespaced values are few by design; the bound only guards against a flood.
+# A string is remembered (as a reported value, a silent value or a label) only up to this many
+# characters; a longer one is remembered by a fixed-size _Key. With the count limits this bounds what
+# the module retains: at most 1,024 reported keys, 4,096 silent values and 512 labels of at most 256
+# characters each (4 bytes per character at worst), under 8 MiB in all, whatever a producer sends.
+_REMEMBER_LENGTH = 256
+
+# Everything validate_failure_kind lets through without a word: None, the registered names, the declared
+# namespaced names, and the namespaced values of undeclared servers seen so far, so a recurring value
+# costs one set lookup rather than a regular expression. Only exact str objects are stored.
 _SILENT: set[object] = {None, *FAILURE_KINDS}
 _SILENT_LIMIT = len(_SILENT) + 4096
 
-# Called with every unregistered value that reaches validate_failure_kind, each time, not only the first:
-# the pytest plugin (failure_kinds.pytest_plugin) watches a test this way. Empty unless a test is watched.
+# Each value metric_label gives its own label, mapped to that label (an exact str): registered names,
+# declared names, and at most _LABEL_LIMIT namespaced values of undeclared servers, each at most
+# _LABEL_LENGTH characters. Anything else is OTHER_LABEL, so a metric stays bounded.
+_LABELS: dict[object, str] = {value: value for value in FAILURE_KINDS}
+_LABEL_LIMIT = 512
+_LABEL_LENGTH = 100
+_labelled_namespaced = 0
+
+# The runtime declarations: server -> the kind names declared for it (without the "server:" prefix).
+# Replaced, never mutated, under _declared_lock, so readers need no lock.
+_DECLARED: dict[str, frozenset[str]] = {}
+# Guards _DECLARED and every change to _SILENT and _LABELS, so a value seen while its server is being
+# declared cannot be cached as silent after the declaration.
+_declared_lock = threading.Lock()
+
+# Called with every unregistered or undeclared value that reaches validate_failure_kind, each time, not
+# only the first: the pytest plugin (failure_kinds.pytest_plugin) watches a test this way. Empty unless a
+# test is watched.
 _OBSERVERS: "list[Callable[[object], object]]" = []
 
 # repr of a value in a log line or an error message is cut to this many characters.
 _SHOWN_LIMIT = 200
 # suggest() compares against names of at most a few dozen characters; longer input is not a typo.
 _SUGGEST_LIMIT = 64
+# How much of a non-string value _fingerprint reads: this many nodes, each leaf's text cut to
+# _FINGERPRINT_LEAF characters, so keying a value costs bounded work however large it is.
+_FINGERPRINT_NODES = 2048
+_FINGERPRINT_LEAF = 256
 
 
 def is_registered(name: object) -> bool:
@@ -239,12 +274,86 @@ def namespaced(server: str, kind: str) -> str:
     return f"{server}:{kind}"
 
 
-def validate_failure_kind(name: "_Name") -> "_Name":
+def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
+    """Declare the kinds of an environment's own namespace ``server``.
+
+    After it, a ``"<server>:<kind>"`` value whose kind was not declared is reported by
+    :func:`validate_failure_kind` (once, with the closest declared kind as a suggestion), labelled
+    :data:`OTHER_LABEL` by :func:`metric_label` and fails a test under the pytest strict mode. Servers never
+    declared keep passing silently. Calling it again for the same server adds kinds; repeating a call
+    changes nothing. Safe to call from several threads, and before or after values were validated.
+
+    Raises :class:`ValueError` naming the bad part when ``server`` or a kind does not match
+    ``[a-z][a-z0-9_]*``, when a kind is not a string, or when ``kinds`` is a single string or not iterable.
+    Nothing is declared when it raises.
+    """
+    # Checked although annotated: untyped callers exist, and the message beats a TypeError.
+    if not isinstance(server, str) or _NAME_PATTERN.fullmatch(server) is None:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(
+            f"declare_namespace: the server {_shown(server)} does not match {_NAME_PATTERN.pattern}"
+        )
+    if isinstance(kinds, (str, bytes, bytearray)):
+        raise ValueError(
+            f"declare_namespace: kinds must be an iterable of kind names, not the single value "
+            f"{_shown(kinds)}; write [{_shown(kinds)}]"
+        )
+    try:
+        listed = list(kinds)
+    except TypeError:
+        raise ValueError(
+            f"declare_namespace: kinds must be an iterable of kind names, not {_shown(kinds)} of type "
+            f"{_type_name(kinds)}"
+        ) from None
+    declared: set[str] = set()
+    for kind in listed:
+        if not isinstance(kind, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(
+                f"declare_namespace: the kind {_shown(kind)} of server {server!r} is not a string but "
+                f"{_type_name(kind)}"
+            )
+        plain = str.__str__(kind)  # an environment's own StrEnum member counts as its value
+        if _NAME_PATTERN.fullmatch(plain) is None:
+            raise ValueError(
+                f"declare_namespace: the kind {_shown(plain)} of server {server!r} does not match "
+                f"{_NAME_PATTERN.pattern}"
+            )
+        declared.add(plain)
+    server = str.__str__(server)
+    global _SILENT_LIMIT, _labelled_namespaced
+    with _declared_lock:
+        before = _DECLARED.get(server)
+        after = frozenset(declared) if before is None else before | declared
+        if after == before:
+            return
+        _DECLARED[server] = after
+        prefix = server + ":"
+        # Values of this server seen while it declared nothing were cached as silent and labelled; the
+        # ones it does not declare lose both. (Iterating over copies: these sets are small and bounded.)
+        for value in [value for value in _SILENT if isinstance(value, str) and value.startswith(prefix)]:
+            if value[len(prefix) :] not in after:
+                _SILENT.discard(value)
+        for value in [value for value in _LABELS if isinstance(value, str) and value.startswith(prefix)]:
+            if value[len(prefix) :] not in after:
+                del _LABELS[value]
+                _labelled_namespaced -= 1
+        for kind in after:
+            full = prefix + kind
+            if full not in _SILENT:
+                # Declared names are written by the program, not by its data: they never crowd out.
+                _SILENT.add(full)
+                _SILENT_LIMIT += 1  # pyright: ignore[reportConstantRedefinition]
+            if full in _LABELS:
+                _labelled_namespaced -= 1  # was counted as a value of an undeclared server
+            _LABELS[full] = full
+
+
+def validate_failure_kind(name: "_T") -> "_T":
     """Return ``name`` unchanged, warning once per unregistered value.
 
     Producers call this at their boundary. ``None``, registered and namespaced values pass silently;
     anything else is logged once as a WARNING on the ``failure_kinds`` logger, with a suggestion where one
-    is close. It warns rather than raises so a component that still emits an old label stays visible
+    is close. A namespaced value of a server given to :func:`declare_namespace` passes only when its kind
+    was declared. It warns rather than raises so a component that still emits an old label stays visible
     during migration: rejecting it would turn an observable wrong name into an invisible dropped failure.
     It never raises, whatever it is given.
     """
@@ -258,16 +367,20 @@ def validate_failure_kind(name: "_Name") -> "_Name":
 
 
 def metric_label(name: object) -> str:
-    """``name`` as a plain ``str`` when registered or namespaced, else :data:`OTHER_LABEL`.
+    """A label for ``name`` that keeps a metric's cardinality bounded. Never raises.
 
-    A metric labelled with it stays bounded whatever a buggy producer emits. Never raises.
+    Registered and declared names are their own label, as a plain ``str``. So is a namespaced value of a
+    server that declared nothing, while it is at most 100 characters long and among the first 512 such
+    distinct values; any other value, including an undeclared kind of a declared server, is
+    :data:`OTHER_LABEL`.
     """
     try:
-        if isinstance(name, str) and (name in _SILENT or _remember_if_namespaced(name)):
-            return str.__str__(name)
+        label = _LABELS.get(name)
+        if label is not None:
+            return label
+        return _new_label(name)
     except Exception:
-        pass
-    return OTHER_LABEL
+        return OTHER_LABEL
 
 
 def suggest(name: object) -> str | None:
@@ -276,35 +389,113 @@ def suggest(name: object) -> str | None:
     Catches case and separator variants (``"Transport-Timeout"``, ``"TransportTimeout"``), typos
     (``"verifer_error"``) and truncations (``"judge_fail"``). A registered name suggests itself.
     """
-    if not isinstance(name, str) or len(name) > _SUGGEST_LIMIT:
-        return None
     try:
-        return _closest_kind(name)
+        if not isinstance(name, str) or str.__len__(name) > _SUGGEST_LIMIT:
+            return None
+        return _closest(str.__str__(name), _KIND_VALUES)
     except Exception:
         return None
 
 
-def _closest_kind(name: str) -> str | None:
-    # Imported here: only the slow path of an unregistered value ever needs it.
-    import difflib
+def _closest(name: str, candidates: "Collection[str]") -> str | None:
+    """The candidate ``name`` most likely meant, or ``None``: the typo, case, separator and truncation
+    matcher behind :func:`suggest`, for any set of candidates (such as declared ``"server:kind"`` names).
+    A candidate suggests itself. Never raises."""
+    try:
+        name = str.__str__(name)
+        listed = [str.__str__(candidate) for candidate in candidates]
+        longest = max((len(candidate) for candidate in listed), default=0)
+        if not listed or len(name) > max(_SUGGEST_LIMIT, 2 * longest):
+            return None
+        # Imported here: only the slow path of an unreported value ever needs it.
+        import difflib
 
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
-    normal = re.sub(r"[\s\-.]+", "_", words).lower()
-    if normal in FAILURE_KINDS:
-        return normal
-    # A cut-off name is only a guess when exactly one kind continues it and enough of it was written.
-    continuing = [kind.value for kind in FailureKind if kind.value.startswith(normal)]
-    if len(continuing) == 1 and len(normal) >= 5:
-        return continuing[0]
-    close = difflib.get_close_matches(normal, [kind.value for kind in FailureKind], n=1, cutoff=0.8)
-    return close[0] if close else None
+        words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
+        normal = re.sub(r"[\s\-.]+", "_", words).lower()
+        if normal in listed:
+            return normal
+        # A cut-off name is only a guess when exactly one candidate continues it and enough was written.
+        continuing = [candidate for candidate in listed if candidate.startswith(normal)]
+        if len(continuing) == 1 and len(normal) >= 5:
+            return continuing[0]
+        close = difflib.get_close_matches(normal, listed, n=1, cutoff=0.8)
+        return close[0] if close else None
+    except Exception:
+        return None
+
+
+def _category(name: str, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
+    """``"registered"``, ``"namespaced"``, ``"undeclared"`` or ``"unregistered"``.
+
+    ``"undeclared"`` is a well-formed namespaced value whose server is declared and whose kind is not.
+    ``namespaces`` maps servers to their declared kind names (without the prefix); ``None`` means the
+    runtime declarations made with :func:`declare_namespace`. Never raises.
+    """
+    value: object = name  # checked although annotated: untyped callers exist
+    try:
+        if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            return "unregistered"
+        name = str.__str__(value)
+        if name in FAILURE_KINDS:
+            return "registered"
+        if _NAMESPACED_PATTERN.fullmatch(name) is None:
+            return "unregistered"
+        server, _, kind = name.partition(":")
+        declared = (_DECLARED if namespaces is None else namespaces).get(server)
+        if declared is not None and kind not in declared:
+            return "undeclared"
+        return "namespaced"
+    except Exception:
+        return "unregistered"
+
+
+def _suggest_any(name: str, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str | None:
+    """For an undeclared value, the closest declared ``"server:kind"`` of its server; otherwise
+    :func:`suggest`. Never raises."""
+    try:
+        if _category(name, namespaces) != "undeclared":
+            return suggest(name)
+        server = str.__str__(name).partition(":")[0]
+        declared = (_DECLARED if namespaces is None else namespaces).get(server, ())
+        return _closest(str.__str__(name), [f"{server}:{kind}" for kind in declared])
+    except Exception:
+        return None
+
+
+def _new_label(name: object) -> str:
+    global _labelled_namespaced
+    if not isinstance(name, str) or str.__len__(name) > _LABEL_LENGTH:
+        return OTHER_LABEL
+    plain = str.__str__(name)
+    if _NAMESPACED_PATTERN.fullmatch(plain) is None:
+        return OTHER_LABEL
+    with _declared_lock:
+        if plain in _LABELS:
+            return _LABELS[plain]
+        if plain.partition(":")[0] in _DECLARED or _labelled_namespaced >= _LABEL_LIMIT:
+            # Declared names are all in _LABELS already, so this one is undeclared, or past the cap.
+            return OTHER_LABEL
+        _LABELS[plain] = plain
+        _labelled_namespaced += 1
+    return plain
 
 
 def _remember_if_namespaced(name: object) -> bool:
-    if not isinstance(name, str) or _NAMESPACED_PATTERN.fullmatch(name) is None:
+    """Whether ``name`` passes silently as a namespaced value, caching it when it does."""
+    if not isinstance(name, str):
         return False
-    if len(_SILENT) < _SILENT_LIMIT:
-        _SILENT.add(name)
+    plain = str.__str__(name)
+    if _NAMESPACED_PATTERN.fullmatch(plain) is None:
+        return False
+    server, _, kind = plain.partition(":")
+    declared = _DECLARED.get(server)
+    if declared is not None:
+        return kind in declared
+    if len(plain) <= _REMEMBER_LENGTH and len(_SILENT) < _SILENT_LIMIT:
+        with _declared_lock:
+            # Checked again under the lock: declare_namespace may have run since the lookup above.
+            if server not in _DECLARED:
+                _SILENT.add(plain)
     return True
 
 
@@ -312,65 +503,201 @@ def _note_unsilenced(name: object) -> None:
     try:
         if name is None or _remember_if_namespaced(name):
             return
-        for observer in _OBSERVERS:
-            observer(name)
-        _report_once(name)
     except Exception:
-        # Reporting is a courtesy; the producer's failure record matters more than our warning.
-        pass
+        pass  # a hostile str subclass: reported below like any other value
+    for observer in _OBSERVERS:
+        # One broken observer must not keep the warning or the other observers from running.
+        with contextlib.suppress(Exception):
+            observer(name)
+    # Reporting is a courtesy; the producer's failure record matters more than our warning.
+    with contextlib.suppress(Exception):
+        _report_once(name)
+
+
+class _Key:
+    """What a value that is not a short string is remembered by: a few small parts, compared only with
+    another _Key, so that no remembered value's own __eq__ ever runs on a later lookup."""
+
+    __slots__ = ("_hash", "_parts")
+
+    def __init__(self, parts: "tuple[object, ...]") -> None:
+        self._parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Key and self._parts == other._parts
 
 
 def _report_key(name: object) -> object:
-    try:
-        hash(name)
-    except Exception:
-        # Distinct from every hashable value, and stable for equal-looking unhashable ones.
-        return (type(name), _shown(name))
-    return name
+    """The key ``name`` is remembered by once reported. Bounded work and size whatever ``name`` is."""
+    if isinstance(name, str):
+        try:
+            length = str.__len__(name)
+            if length <= _REMEMBER_LENGTH:
+                return str.__str__(name)  # a str subclass counts as its text
+            # str.__hash__ is computed once per string object and cached, so repeats cost nothing.
+            return _Key(("str", length, str.__hash__(name), str.__getitem__(name, slice(0, 64))))
+        except Exception:
+            pass  # an object that claims to be a str without being one
+    return _Key(("object", _fingerprint(name)))
+
+
+def _fingerprint(value: object) -> bytes:
+    """A 16-byte digest of ``value``'s type and content, reading at most _FINGERPRINT_NODES parts of it.
+
+    Values differing within that budget get different digests (two lists that agree on their first
+    thousand elements but not later are told apart); values that agree on all of it share one.
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+
+    def feed(text: str) -> None:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+
+    pending: list[object] = [value]
+    nodes = 0
+    while pending and nodes < _FINGERPRINT_NODES:
+        item = pending.pop()
+        nodes += 1
+        kind = type(item)
+        feed(_type_name(item))
+        room = _FINGERPRINT_NODES - nodes - len(pending)
+        try:
+            # Only the exact builtin types are taken apart: a subclass may redefine len, slicing or
+            # iteration. Everything else is its type and cut repr.
+            if isinstance(item, (list, tuple)) and kind in (list, tuple):
+                sequence: list[object] | tuple[object, ...] = item  # pyright: ignore[reportUnknownVariableType]
+                feed(str(len(sequence)))
+                pending.extend(reversed(sequence[: max(room, 0)]))
+            elif isinstance(item, dict) and kind is dict:
+                mapping: dict[object, object] = item  # pyright: ignore[reportUnknownVariableType]
+                feed(str(len(mapping)))
+                for index, (key, element) in enumerate(mapping.items()):
+                    if 2 * index >= room:
+                        break
+                    pending.append(element)
+                    pending.append(key)
+            elif isinstance(item, str) and kind is str:
+                # The hash covers the whole string (computed once per string object, then cached).
+                feed(f"{len(item)}:{hash(item)}:{item[:_FINGERPRINT_LEAF]}")
+            elif isinstance(item, (bytes, bytearray)) and kind in (bytes, bytearray):
+                whole = hash(item) if isinstance(item, bytes) else ""
+                feed(f"{len(item)}:{whole}:{bytes(item[:_FINGERPRINT_LEAF])!r}")
+            elif isinstance(item, int) and kind is int:
+                feed(f"{item.bit_length()}:{hash(item)}:{item & 0xFFFFFFFFFFFFFFFF}")
+            else:
+                feed(_printable(item, _FINGERPRINT_LEAF))  # pyright: ignore[reportUnknownArgumentType]
+        except Exception:
+            feed("<unreadable>")
+    feed(f"{len(pending)} unread")
+    return digest.digest()
 
 
 def _report_once(name: object) -> None:
     global _warned_overflow
     key = _report_key(name)
     with _warned_lock:
-        if key in _WARNED_UNKNOWN:
+        if key in _WARNED_UNKNOWN or key in _REPORTING:
             return
-        if len(_WARNED_UNKNOWN) >= _WARNED_LIMIT:
-            if _warned_overflow:
+        if len(_WARNED_UNKNOWN) + len(_REPORTING) >= _WARNED_LIMIT:
+            if _warned_overflow or _REPORTING:
                 return
-            _warned_overflow = True
             overflow = True
         else:
-            _WARNED_UNKNOWN.add(key)
             overflow = False
-    # Logged outside the lock: a handler may itself validate a kind.
-    if overflow:
-        logger.warning(
-            "%d distinct unregistered failure kinds reported; further distinct unregistered kinds are "
-            "no longer reported one by one",
-            _WARNED_LIMIT,
-        )
-    elif isinstance(name, str):
-        hint = suggest(name)
-        logger.warning(
-            "unregistered failure kind %s%s",
-            _shown(name),
-            f"; did you mean {hint!r}?" if hint is not None else "",
-        )
-    else:
-        logger.warning("failure kind is not a string: %s of type %s", _shown(name), type(name).__qualname__)
+        _REPORTING.add(key)
+    # Logged outside the lock: a handler may itself validate a kind. The key counts as reported only
+    # when logging returned; a raising filter or handler leaves it free to be reported next time.
+    emitted = False
+    try:
+        if overflow:
+            logger.warning(
+                "%d distinct unregistered failure kinds reported; further distinct unregistered kinds are "
+                "no longer reported one by one",
+                _WARNED_LIMIT,
+            )
+        else:
+            logger.warning("%s", _describe(name))
+        emitted = True
+    finally:
+        with _warned_lock:
+            _REPORTING.discard(key)
+            if emitted:
+                if overflow:
+                    _warned_overflow = True
+                else:
+                    _WARNED_UNKNOWN.add(key)
+
+
+def _describe(name: object) -> str:
+    """The warning for a value that does not pass silently, escaped and bounded."""
+    if not isinstance(name, str):
+        return f"failure kind is not a string: {_shown(name)} of type {_type_name(name)}"
+    hint = _suggest_any(name)
+    suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
+    if _category(name) == "undeclared":
+        server = str.__str__(name).partition(":")[0]
+        return f"undeclared failure kind {_shown(name)} in declared namespace {server!r}{suggestion}"
+    return f"unregistered failure kind {_shown(name)}{suggestion}"
+
+
+def _printable(value: object, limit: int) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters and escaped, so that no control character,
+    line break, escape sequence, bidirectional override or lone surrogate reaches a log line or a
+    terminal raw, whatever ``value``'s repr returns. Costs O(limit) for a string of any length.
+    Never raises."""
+    try:
+        if isinstance(value, str):
+            # Slice before repr so a megabyte string costs no more than a short one; str's own repr, so
+            # a subclass shows its text.
+            text = str.__repr__(str.__getitem__(value, slice(0, limit + 1)))
+        else:
+            text = str.__getitem__(repr(value), slice(0, limit + 1))
+    except Exception:
+        text = f"<{_type_name(value)} object whose repr failed>"
+    return _cut(_escape(str.__getitem__(text, slice(0, limit + 1))), limit)
 
 
 def _shown(value: object) -> str:
-    """``repr(value)`` cut to at most _SHOWN_LIMIT characters; never raises."""
+    """``repr(value)`` cut to at most _SHOWN_LIMIT characters and escaped (see _printable); never raises."""
+    return _printable(value, _SHOWN_LIMIT)
+
+
+def _type_name(value: object) -> str:
+    """The qualified name of ``value``'s type, escaped and cut; never raises."""
     try:
-        # Slice before repr so a megabyte string costs no more than a short one.
-        text = repr(value[: _SHOWN_LIMIT + 1] if isinstance(value, str) else value)
+        qualname = type(value).__qualname__
+        return _cut(_escape(str.__getitem__(qualname, slice(0, _SHOWN_LIMIT + 1))), _SHOWN_LIMIT)
     except Exception:
-        text = f"<{type(value).__qualname__} object whose repr failed>"
-    if len(text) > _SHOWN_LIMIT:
-        text = text[: _SHOWN_LIMIT - 3] + "..."
-    return text
+        return "<unnamed type>"
+
+
+def _escape(text: str) -> str:
+    if str.isprintable(text):
+        return text
+    return "".join(character if character.isprintable() else _escape_one(character) for character in text)
+
+
+def _escape_one(character: str) -> str:
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    if limit < 4:
+        return text[: max(limit, 0)]
+    return text[: limit - 3] + "..."
 
 
 def __getattr__(name: str) -> object:
@@ -407,6 +734,7 @@ __all__ = [  # pyright: ignore[reportUnsupportedDunderAll]
     "FailureKind",
     "FailureKindName",  # pyright: ignore[reportUnsupportedDunderAll]
     "NamespacedFailureKind",  # pyright: ignore[reportUnsupportedDunderAll]
+    "declare_namespace",
     "is_namespaced",
     "is_registered",
     "metric_label",
