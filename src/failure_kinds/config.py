@@ -19,11 +19,15 @@ Anything malformed is a :class:`ConfigError` whose message names the file and th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+# This module shares the core's private helpers on purpose: they are one package.
+# pyright: reportPrivateUsage=false
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +42,8 @@ SIZE_LIMIT: Final = 4 * 1024 * 1024
 _NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]*")
 _KEYS: Final = ("generate", "namespaces")
 _SHOWN_LIMIT: Final = 80
+# A path that needs escaping is shown quoted and cut to this many characters.
+_PATH_LIMIT: Final = 1000
 
 
 class ConfigError(ValueError):
@@ -100,37 +106,37 @@ def _read_toml(path: Path) -> dict[str, object]:
         # Opened without blocking so a FIFO named like a config file cannot hang the command.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
-        raise ConfigError(f"{_shown_path(path)}: {error.strerror or error}") from None
+        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}") from None
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ConfigError(f"{_shown_path(path)}: not a regular file")
+            raise ConfigError(f"{shown_path(path)}: not a regular file")
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             data = file.read(SIZE_LIMIT + 1)
     except OSError as error:
-        raise ConfigError(f"{_shown_path(path)}: {error.strerror or error}") from None
+        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}") from None
     finally:
         os.close(descriptor)
     if len(data) > SIZE_LIMIT:
-        raise ConfigError(f"{_shown_path(path)}: larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
+        raise ConfigError(f"{shown_path(path)}: larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{_shown_path(path)}: not UTF-8 (byte {error.start})") from None
+        raise ConfigError(f"{shown_path(path)}: not UTF-8 (byte {error.start})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{_shown_path(path)}: invalid TOML: {error}") from None
+        raise ConfigError(f"{shown_path(path)}: invalid TOML: {error}") from None
     except RecursionError:
-        raise ConfigError(f"{_shown_path(path)}: invalid TOML: nested too deeply") from None
+        raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply") from None
 
 
 def _tool_table(path: Path, document: dict[str, object]) -> dict[str, object]:
     tool = _table(document.get("tool", {}))
     if tool is None:
-        raise ConfigError(f"{_shown_path(path)}: [tool] must be a table")
+        raise ConfigError(f"{shown_path(path)}: [tool] must be a table")
     table = _table(tool.get("failure-kinds", {}))
     if table is None:
-        raise ConfigError(f"{_shown_path(path)}: [{TABLE}] must be a table")
+        raise ConfigError(f"{shown_path(path)}: [{TABLE}] must be a table")
     return table
 
 
@@ -144,7 +150,7 @@ def _table(value: object) -> dict[str, object] | None:
 
 def _parse(path: Path, table: dict[str, object], prefix: str) -> ProjectConfig:
     """``prefix`` is where the keys sit in the file: "tool.failure-kinds" or "" for the top level."""
-    where = _shown_path(path)
+    where = shown_path(path)
     in_table = f" [{prefix}]" if prefix else ""
     namespaces_table = f"[{prefix}.namespaces]" if prefix else "[namespaces]"
     for key in table:
@@ -192,7 +198,14 @@ def _shown(value: str) -> str:
     return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 3] + "..."
 
 
-def _shown_path(path: Path) -> str:
-    # A file name may hold anything a file system allows; escape it so it cannot forge a line.
+def shown_path(path: Path) -> str:
+    """``path`` for a message: relative to the working directory when it is below it, and escaped so a
+    file name (which may hold anything a file system allows) cannot forge a line or a terminal sequence."""
+    with contextlib.suppress(ValueError, OSError):
+        path = path.relative_to(Path.cwd()) if path.is_absolute() else path
     text = os.fsdecode(path)
-    return text if text.isprintable() else repr(text)[1:-1]
+    if text.isprintable():
+        return text
+    import failure_kinds
+
+    return failure_kinds._printable(text, _PATH_LIMIT)

@@ -1,0 +1,283 @@
+"""failure-kinds generate: the module it writes, and the command that writes and checks it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import failure_kinds
+from failure_kinds.codegen import alias_name, constant_name, render_module
+from failure_kinds.config import ConfigError, ProjectConfig
+
+ROOT = Path(__file__).parent.parent
+BIN = Path(sys.executable).parent
+SWE = ProjectConfig(
+    path=Path("pyproject.toml"),
+    namespaces={"swe_env": ("patch_apply_failed", "test_collection_error"), "web_env": ("page_load_failed",)},
+)
+
+NAME = st.from_regex(r"[a-z][a-z0-9_]{0,40}", fullmatch=True)
+DECLARATIONS = st.dictionaries(
+    NAME, st.lists(NAME, min_size=1, max_size=8, unique=True), min_size=1, max_size=6
+)
+
+
+def load(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, object], list[tuple[str, tuple[str, ...]]]]:
+    """Run the generated module; return its namespace and the declare_namespace calls it made."""
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def record(server: str, kinds: typing.Iterable[str]) -> None:
+        calls.append((server, tuple(kinds)))
+
+    monkeypatch.setattr(failure_kinds, "declare_namespace", record, raising=False)
+    namespace: dict[str, object] = {}
+    exec(compile(source, "declared.py", "exec"), namespace)
+    return namespace, calls
+
+
+def literal_values(alias: object) -> set[str]:
+    values: set[str] = set()
+    for argument in typing.get_args(alias):
+        if isinstance(argument, str):
+            values.add(argument)
+        else:
+            values |= literal_values(argument)
+    return values
+
+
+def test_module_holds_aliases_constants_and_declarations(monkeypatch: pytest.MonkeyPatch) -> None:
+    namespace, calls = load(render_module(SWE), monkeypatch)
+    assert literal_values(namespace["SweEnvFailureKind"]) == {
+        "swe_env:patch_apply_failed",
+        "swe_env:test_collection_error",
+    }
+    assert literal_values(namespace["WebEnvFailureKind"]) == {"web_env:page_load_failed"}
+    assert literal_values(namespace["DeclaredFailureKind"]) == SWE.declared_names()
+    assert (
+        literal_values(namespace["ProjectFailureKind"]) == SWE.declared_names() | failure_kinds.FAILURE_KINDS
+    )
+    assert namespace["SWE_ENV_PATCH_APPLY_FAILED"] == "swe_env:patch_apply_failed"
+    assert namespace["WEB_ENV_PAGE_LOAD_FAILED"] == "web_env:page_load_failed"
+    assert calls == [
+        ("swe_env", ("patch_apply_failed", "test_collection_error")),
+        ("web_env", ("page_load_failed",)),
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(DECLARATIONS)
+def test_every_declaration_gives_a_module_that_states_it(declared: dict[str, list[str]]) -> None:
+    config = ProjectConfig(path=None, namespaces={server: tuple(kinds) for server, kinds in declared.items()})
+    try:
+        source = render_module(config)
+    except ConfigError as error:
+        refusal = str(error)
+    else:
+        refusal = ""
+    if refusal:
+        # Only a clash of Python names is refused, and it names both sides.
+        assert " would both be named " in refusal
+        return
+    assert render_module(config) == source
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        namespace, calls = load(source, monkeypatch)
+    assert calls == [(server, tuple(kinds)) for server, kinds in declared.items()]
+    assert literal_values(namespace["DeclaredFailureKind"]) == config.declared_names()
+    for server, kinds in declared.items():
+        assert literal_values(namespace[alias_name(server)]) == {f"{server}:{kind}" for kind in kinds}
+        for kind in kinds:
+            assert namespace[constant_name(server, kind)] == f"{server}:{kind}"
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "message"),
+    [
+        ({"a_b": ("c",), "a": ("b_c",)}, "a:b_c and a_b:c would both be named A_B_C"),
+        (
+            {"swe_env": ("x",), "swe__env": ("y",)},
+            "the server swe__env and the server swe_env would both be named SweEnvFailureKind",
+        ),
+        ({"declared": ("x",)}, "a name the module always defines"),
+        ({}, "nothing is declared"),
+    ],
+)
+def test_unusable_declarations_are_config_errors(
+    namespaces: dict[str, tuple[str, ...]], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        render_module(ProjectConfig(path=None, namespaces=namespaces))
+
+
+def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
+    """Generated modules must not fight a project's formatter or linter, long names and many kinds too."""
+    declarations = [
+        SWE.namespaces,
+        {"a_really_long_server_name_for_testing": ("an_extraordinarily_long_kind_name_xx",)},
+        {f"a_long_server_name_number_{index}": ("kind",) for index in range(6)},
+        {"swe": tuple(f"kind_number_{index}_with_a_long_name" for index in range(3))},
+        {f"server_{index}": tuple(f"kind_{number}" for number in range(12)) for index in range(8)},
+        {"s": ("k",)},
+    ]
+    for index, namespaces in enumerate(declarations):
+        (tmp_path / f"declared_{index}.py").write_text(
+            render_module(ProjectConfig(path=None, namespaces=namespaces))
+        )
+    files = sorted(str(path) for path in tmp_path.glob("*.py"))
+    formatted = subprocess.run(
+        [str(BIN / "ruff"), "format", "--isolated", "--check", "--diff", *files],
+        capture_output=True,
+        text=True,
+    )
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    rules = "E,F,W,I,UP,B,RUF,PYI,SIM,C4,COM,Q"
+    linted = subprocess.run(
+        [str(BIN / "ruff"), "check", "--isolated", "--select", rules, "--line-length", "100", *files],
+        capture_output=True,
+        text=True,
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_a_misspelled_declared_kind_is_rejected_by_mypy(tmp_path: Path) -> None:
+    """The checker matrix lives with the typing cases; this keeps the generator honest on its own."""
+    (tmp_path / "declared.py").write_text(render_module(SWE))
+    (tmp_path / "use.py").write_text(
+        "from declared import SWE_ENV_PATCH_APPLY_FAILED, ProjectFailureKind, SweEnvFailureKind\n"
+        "import failure_kinds as fk\n"
+        "a: SweEnvFailureKind = SWE_ENV_PATCH_APPLY_FAILED\n"
+        "b: ProjectFailureKind = fk.TRANSPORT_TIMEOUT\n"
+        'c: ProjectFailureKind = "swe_env:test_collection_error"\n'
+        'd: ProjectFailureKind = "swe_env:patch_aply_failed"\n'
+        'e: SweEnvFailureKind = "web_env:page_load_failed"\n'
+    )
+    (tmp_path / "mypy.ini").write_text(f"[mypy]\nstrict = True\nmypy_path = {ROOT / 'stubs'}\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / ".cache"),
+            "declared.py",
+            "use.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    reported = sorted(line.split(": error")[0] for line in result.stdout.splitlines() if ": error" in line)
+    assert reported == ["use.py:6", "use.py:7"], result.stdout + result.stderr
+
+
+# The command
+
+
+def run(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "generate", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src" / "swe").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.failure-kinds]\ngenerate = "src/swe/declared.py"\n\n'
+        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed", "test_collection_error"]\n'
+    )
+    return tmp_path
+
+
+def test_generate_writes_then_check_passes_until_the_declaration_changes(project: Path) -> None:
+    module = project / "src" / "swe" / "declared.py"
+    missing = run("--check", cwd=project)
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert (
+        missing.stderr
+        == "failure-kinds generate: src/swe/declared.py is missing; run failure-kinds generate\n"
+    )
+    written = run(cwd=project / "src")  # found by walking up
+    assert (written.returncode, written.stdout) == (0, "wrote swe/declared.py\n")
+    assert module.read_text() == render_module(
+        ProjectConfig(
+            path=Path("pyproject.toml"),
+            namespaces={"swe_env": ("patch_apply_failed", "test_collection_error")},
+        )
+    )
+    mode = module.stat().st_mode & 0o777
+    assert mode & 0o044, "the module is readable like any file the user creates"
+    assert run("--check", cwd=project).returncode == 0
+    again = run(cwd=project)
+    assert (again.returncode, again.stdout) == (0, "src/swe/declared.py is up to date\n")
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"]', '", "image_build_failed"]'))
+    stale = run("--check", cwd=project)
+    assert stale.returncode == 1
+    assert "src/swe/declared.py is out of date" in stale.stderr
+    module.write_text(module.read_text() + "# a trailing edit\n")
+    assert run("--check", cwd=project).returncode == 1
+    assert run(cwd=project).returncode == 0
+    assert run("--check", cwd=project).returncode == 0
+
+
+def test_output_option_and_stdout(project: Path) -> None:
+    printed = run("--output", "-", cwd=project)
+    assert printed.returncode == 0
+    assert "SweEnvFailureKind: TypeAlias = Literal[" in printed.stdout
+    elsewhere = run("--output", "other.py", cwd=project)
+    assert (elsewhere.returncode, elsewhere.stdout) == (0, "wrote other.py\n")
+    assert (project / "other.py").read_text() == printed.stdout
+    assert run("--output", "other.py", "--check", cwd=project).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("setup", "arguments", "message"),
+    [
+        ("nothing", (), "no pyproject.toml here or above"),
+        ("no-target", (), "set generate ="),
+        ("no-namespaces", ("--output", "x.py"), "nothing is declared"),
+        ("bad", (), "the kind 'Bad' does not match"),
+        ("ok", ("--output", "missing/x.py"), "the directory missing does not exist"),
+        ("ok", ("--output", "-", "--check"), "--check compares with a file"),
+        ("ok", ("--output", "fifo.py"), "fifo.py: not a regular file"),
+        ("ok", ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
+        ("ok", ("--config", "missing.toml"), "missing.toml: No such file or directory"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    tmp_path: Path, setup: str, arguments: tuple[str, ...], message: str
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    table = {
+        "nothing": None,
+        "no-target": '[tool.failure-kinds.namespaces]\nswe = ["a"]\n',
+        "no-namespaces": "[tool.failure-kinds]\n",
+        "bad": '[tool.failure-kinds]\ngenerate = "x.py"\n[tool.failure-kinds.namespaces]\nswe = ["Bad"]\n',
+        "ok": '[tool.failure-kinds]\ngenerate = "x.py"\n[tool.failure-kinds.namespaces]\nswe = ["a"]\n',
+    }[setup]
+    if table is not None:
+        (project / "pyproject.toml").write_text(table)
+    os.mkfifo(project / "fifo.py")
+    # tmp_path's parents must not hold a pyproject.toml for "nothing" to mean nothing.
+    if setup == "nothing" and any((parent / "pyproject.toml").exists() for parent in project.parents):
+        arguments = ("--config", str(project / "absent.toml"))
+        message = "absent.toml: No such file or directory"
+    result = run(*arguments, cwd=project)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
