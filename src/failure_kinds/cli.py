@@ -15,8 +15,13 @@ from failure_kinds import FailureKind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
     from typing import NoReturn, TextIO
+
+    from _typeshed import SupportsWrite
+
+    from failure_kinds.config import ProjectConfig
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -27,10 +32,161 @@ class UsageError(Exception):
     """A mistake in how the command was called or in what it was given; reported in one line, exit 2."""
 
 
+# Standard output, written only through write_output. Once it fails, the reason is kept here and further
+# output is dropped, so a run still finishes its work, its stderr diagnostics and its exit code.
+_output_lost: str | None = None
+_BROKEN_PIPE = "the reader of standard output went away"
+
+
+def write_output(text: str) -> None:
+    """Write ``text`` to stdout, flushed, never raising: if the reader has gone (a closed pipe) or stdout is
+    closed or full, remember why and drop this and every later write. main() then exits with the code the
+    run earned after a closed pipe, and with a one-line error and exit 2 when stdout was closed or full."""
+    global _output_lost
+    if _output_lost is not None or not text:
+        return
+    stream = sys.stdout
+    if stream is None:
+        # Started with descriptor 1 closed (`>&-`): the interpreter leaves sys.stdout unset.
+        _output_lost = "standard output is closed"
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        _lose_output(_BROKEN_PIPE)
+    except (OSError, ValueError) as error:
+        # ValueError: a stream closed by someone else ("I/O operation on closed file").
+        _lose_output(f"cannot write to standard output: {_reason(error)}")
+
+
+def _reset_output() -> None:
+    global _output_lost
+    _output_lost = None
+
+
+def _lose_output(reason: str) -> None:
+    global _output_lost
+    _output_lost = reason
+    # What is still buffered would fail again when the interpreter flushes at exit (a second message and
+    # exit status 120), so descriptor 1 now leads nowhere and the buffer drains there.
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real descriptor (an in-process test's capture): nothing is flushed at exit
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _error_line(line: str) -> None:
+    """One line on stderr; `print(file=None)` would write to stdout, so a closed stderr gets nothing."""
+    if sys.stderr is None:
+        return
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors that name the closest valid choice or option, the same on every
+    supported Python, and with its help and version written through write_output."""
+
+    # Each subcommand's parser by name, for errors that belong to a subcommand; set by build_parser.
+    subcommands: Mapping[str, argparse.ArgumentParser] = {}
+
     def error(self, message: str) -> NoReturn:
         # One line, so scripts can show it as is; --help has the long form.
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            _error_line(message.rstrip("\n"))
+        raise SystemExit(status)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if not message:
+            return
+        if file is None or file is sys.stdout:
+            write_output(message)
+        else:
+            _error_line(message.rstrip("\n"))
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        # Replaces argparse's own message, whose quoting differs between Python versions.
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(choice) for choice in action.choices]
+        message = f"invalid choice: {value!r}"
+        closest = _closest_word(str(value), choices)
+        if closest is not None:
+            message += f", did you mean {closest!r}?"
+        message += f" (choose from {', '.join(choices)})"
+        raise argparse.ArgumentError(action, message)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        arguments, extras = self.parse_known_args(args)
+        if extras:
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            parsers = self._parsers_for(getattr(arguments, "command", None))
+            options = [
+                option for parser in parsers for action in parser._actions for option in action.option_strings
+            ]
+            for extra in extras:
+                if extra.startswith("-") and extra != "-":
+                    closest = _closest_word(extra.partition("=")[0], options)
+                    if closest is not None:
+                        message += f"; did you mean {closest}?"
+                        break
+            # Named after the subcommand, whose --help lists its options.
+            parsers[-1].error(message)
+        return arguments
+
+    def _parsers_for(self, command: str | None) -> list[argparse.ArgumentParser]:
+        """Where the mistake was made: this parser and, once one was chosen, its subcommand's parser."""
+        parsers: list[argparse.ArgumentParser] = [self]
+        if command is not None and command in self.subcommands:
+            parsers.append(self.subcommands[command])
+        return parsers
+
+
+def _closest_word(word: str, candidates: Sequence[str]) -> str | None:
+    """The candidate fewest typing slips away (a swap of neighbours counts as one), if it is close enough
+    to be what was meant; ties go to the first candidate, which is the order --help shows."""
+    limit = 1 if len(word) <= 4 else max(2, len(word) // 4)
+    best: tuple[int, str] | None = None
+    for candidate in candidates:
+        distance = _slips(word, candidate)
+        if distance <= limit and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best is not None else None
+
+
+def _slips(left: str, right: str) -> int:
+    """Edits turning left into right: insertions, deletions, substitutions and swaps of neighbours."""
+    if abs(len(left) - len(right)) > 3:
+        return max(len(left), len(right))
+    previous: list[int] = []
+    current = list(range(len(right) + 1))
+    for i in range(1, len(left) + 1):
+        before, previous, current = previous, current, [i] + [0] * len(right)
+        for j in range(1, len(right) + 1):
+            cost = 0 if left[i - 1] == right[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and left[i - 1] == right[j - 2] and left[i - 2] == right[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+    return current[len(right)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.subcommands = commands.choices
 
     listing = commands.add_parser(
         "list",
@@ -149,38 +306,100 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     lint.set_defaults(run=_run_lint)
 
+    generate = commands.add_parser(
+        "generate",
+        help="write the typed module of the namespaced kinds this project declares",
+        description="Write a typed Python module for the namespaced kinds declared in "
+        "[tool.failure-kinds.namespaces]: a Literal alias per server, DeclaredFailureKind, "
+        "ProjectFailureKind (the shared and the declared kinds), one Final constant per kind, and the "
+        "failure_kinds.declare_namespace calls that turn on the run-time check when it is imported.",
+        epilog="Exit 0 when written or up to date, 1 with --check when the module is missing or stale, 2 on "
+        "a usage error or a malformed declaration.",
+    )
+    add_config_option(generate)
+    generate.add_argument(
+        "--output",
+        metavar="PATH",
+        help="where to write the module, - for stdout (default: generate = ... in [tool.failure-kinds])",
+    )
+    generate.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when the module is missing or differs from what would be written",
+    )
+    generate.set_defaults(run=_run_generate)
+
     return parser
 
 
+# The subcommands that read stdin for the argument "-", and the argument holding it.
+_READS_STDIN = {"check": "names", "audit": "paths"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _reset_output()
+    _hold_standard_descriptors()
     parser = build_parser()
-    arguments = parser.parse_args(argv)
-    if arguments.command is None:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: choose a command (see {parser.prog} --help)", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        code: int = arguments.run(arguments)
-        sys.stdout.flush()
-    except UsageError as error:
-        print(f"{parser.prog} {arguments.command}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        # The reader went away (`| head`); nothing left to say. Point stdout at devnull so the
-        # interpreter's own flush at exit does not complain a second time.
-        _silence_stdout()
-        return EXIT_CLEAN
+        code = _run(parser, argv)
+    except SystemExit as done:
+        # argparse: --help and --version (0) and usage errors (2).
+        code = done.code if isinstance(done.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        _error_line(f"{parser.prog}: interrupted")
         return 130
+    except BrokenPipeError:
+        # Only output written around write_output gets here, cut short; the reader is gone either way.
+        _lose_output(_BROKEN_PIPE)
+        code = EXIT_CLEAN
+    # Whatever is still buffered goes out now, while a failure can still be reported.
+    if sys.stdout is not None and _output_lost is None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _lose_output(_BROKEN_PIPE)
+        except (OSError, ValueError) as error:
+            _lose_output(f"cannot write to standard output: {_reason(error)}")
+    if _output_lost is not None and _output_lost != _BROKEN_PIPE:
+        _error_line(f"{parser.prog}: error: {_output_lost}")
+        return EXIT_USAGE
     return code
 
 
-def _silence_stdout() -> None:
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    arguments = parser.parse_args(argv)
+    if arguments.command is None:
+        parser.print_usage(sys.stderr)
+        _error_line(f"{parser.prog}: error: choose a command (see {parser.prog} --help)")
+        return EXIT_USAGE
+    try:
+        reads_stdin = _READS_STDIN.get(arguments.command)
+        if reads_stdin is not None and "-" in getattr(arguments, reads_stdin, ()) and sys.stdin is None:
+            raise UsageError("- reads standard input, which is closed")
+        code: int = arguments.run(arguments)
+    except UsageError as error:
+        _error_line(f"{parser.prog} {arguments.command}: error: {error}")
+        return EXIT_USAGE
+    return code
+
+
+def _hold_standard_descriptors() -> None:
+    """Give a closed descriptor 0, 1 or 2 to /dev/null. Left free, it would be handed to the next file
+    opened, an input file could become "stdout", and child processes would inherit it as such. sys.stdin
+    and sys.stdout stay None, which is how the command knows they were closed."""
     import os
 
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            try:
+                held = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                return
+            if held != descriptor:
+                os.dup2(held, descriptor)
+                os.close(held)
 
 
 # list
@@ -188,7 +407,7 @@ def _silence_stdout() -> None:
 
 def _run_list(arguments: argparse.Namespace) -> int:
     render = {"text": render_list_text, "json": render_list_json, "markdown": render_list_markdown}
-    sys.stdout.write(render[arguments.format]())
+    write_output(render[arguments.format]())
     return EXIT_CLEAN
 
 
@@ -329,3 +548,124 @@ def render_check_text(verdicts: list[dict[str, str | None]]) -> str:
             line += f", did you mean {verdict['suggestion']!r}?"
         lines.append(line)
     return "".join(line + "\n" for line in lines)
+
+
+# generate
+
+
+def add_config_option(command: argparse.ArgumentParser) -> None:
+    """``--config FILE``, the same for every subcommand that reads the project's declarations."""
+    command.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the project configuration: a pyproject.toml (read at [tool.failure-kinds]) or a TOML file "
+        "holding that table's keys at its top level (default: the nearest pyproject.toml at or above the "
+        "working directory)",
+    )
+
+
+def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
+    """The configuration named by ``--config`` or found above the working directory; a malformed one is
+    a usage error."""
+    from failure_kinds.config import ConfigError, load_config
+
+    try:
+        return load_config(arguments.config)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _run_generate(arguments: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from failure_kinds.codegen import render_module
+    from failure_kinds.config import ConfigError, shown_path
+
+    config = load_project_config(arguments)
+    if config.path is None and arguments.config is None:
+        raise UsageError("no pyproject.toml here or above; pass --config FILE")
+    try:
+        source = render_module(config).encode()
+    except ConfigError as error:
+        where = shown_path(config.path) if config.path is not None else "configuration"
+        raise UsageError(f"{where}: {error}") from None
+    if arguments.output == "-":
+        if arguments.check:
+            raise UsageError("--check compares with a file; --output - has none")
+        write_output(source.decode())
+        return EXIT_CLEAN
+    target = Path(arguments.output) if arguments.output is not None else config.generate_path
+    if target is None:
+        raise UsageError(
+            'where should the module go? set generate = "path/to/module.py" in [tool.failure-kinds] or pass '
+            "--output PATH"
+        )
+    shown = shown_path(target)
+    current = _read_generated(target, limit=len(source))
+    if arguments.check:
+        if current == source:
+            write_output(f"{shown} is up to date\n")
+            return EXIT_CLEAN
+        state = "missing" if current is None else "out of date"
+        _error_line(f"failure-kinds generate: {shown} is {state}; run failure-kinds generate")
+        return EXIT_FINDINGS
+    if current == source:
+        write_output(f"{shown} is up to date\n")
+        return EXIT_CLEAN
+    _write_atomically(target, source)
+    write_output(f"wrote {shown}\n")
+    return EXIT_CLEAN
+
+
+def _read_generated(path: Path, limit: int) -> bytes | None:
+    """The file's first ``limit + 1`` bytes (enough to tell it differs), or None when it does not exist."""
+    import os
+    import stat
+
+    from failure_kinds.config import shown_path
+
+    try:
+        # Not blocking, so a FIFO where the module should be cannot hang the command.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise UsageError(f"{shown_path(path)}: {_reason(error)}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise UsageError(f"{shown_path(path)}: not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return file.read(limit + 1)
+    except OSError as error:
+        raise UsageError(f"{shown_path(path)}: {_reason(error)}") from None
+    finally:
+        os.close(descriptor)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one step, so a reader never sees half a module."""
+    import contextlib
+    import os
+    import tempfile
+
+    from failure_kinds.config import shown_path
+
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"{shown_path(path)}: the directory {shown_path(folder)} does not exist")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise UsageError(f"{shown_path(path)}: {_reason(error)}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        # mkstemp makes the file private; a module is as readable as any file the user creates.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise UsageError(f"{shown_path(path)}: {_reason(error)}") from None
