@@ -1,0 +1,318 @@
+"""The command's standard streams, as a shell hands them over: a reader that went away, a full or closed
+stdout, a closed stdin; and mistyped subcommands and options, which get a one-line "did you mean".
+
+Every invocation is run as a user runs it, in a subprocess, first with stdout captured (what it earns),
+then with its stdout broken in each way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from failure_kinds import FAILURE_KINDS
+from failure_kinds.cli import build_parser
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = "examples/rollout_failures.jsonl"
+ALIASES = "examples/aliases.toml"
+COMMAND = [sys.executable, "-m", "failure_kinds"]
+ENVIRONMENT = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+
+# Source whose lint finds one misspelled kind per line.
+LINT_SOURCE = "".join(f'record(failure_kind="{kind}x")\n' for kind in sorted(FAILURE_KINDS))
+# Names for `check -`: every kind and a misspelling of each, far more than a pipe holds.
+CHECK_NAMES = "".join(f"{kind}\n{kind[:-1]}\n" for kind in sorted(FAILURE_KINDS)) * 400
+
+
+@dataclass(frozen=True)
+class Invocation:
+    arguments: tuple[str, ...]
+    stdin: str = ""
+
+    def __str__(self) -> str:
+        return " ".join(self.arguments)
+
+
+# Each subcommand with output to write, ending clean, with findings, or with an unreadable input. LINT_FILE
+# stands for a file of misspelled kinds.
+LINT_FILE = "<lint file>"
+INVOCATIONS = [
+    Invocation(("--version",)),
+    Invocation(("--help",)),
+    Invocation(("audit", "--help")),
+    Invocation(("list",)),
+    Invocation(("list", "--format", "json")),
+    Invocation(("list", "--format", "markdown")),
+    Invocation(("check", "cancelled", "shutdown")),
+    Invocation(("check", "cancelled", "judge_faild")),
+    Invocation(("check", "-", "--format", "json"), stdin=CHECK_NAMES),
+    Invocation(("audit", EXAMPLE, "--aliases", ALIASES)),
+    Invocation(("audit", EXAMPLE, "--strict")),
+    Invocation(("audit", "missing.jsonl", EXAMPLE, "--strict")),
+    Invocation(("audit", "-", "--format", "json"), stdin=(ROOT / EXAMPLE).read_text(encoding="utf-8")),
+    Invocation(("lint", LINT_FILE)),
+    Invocation(("lint", LINT_FILE, "--format", "json")),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lint_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    path = tmp_path_factory.mktemp("lint") / "producer.py"
+    path.write_text(LINT_SOURCE, encoding="utf-8")
+    LINT_PATHS.append(str(path))
+    yield
+    LINT_PATHS.remove(str(path))
+
+
+LINT_PATHS: list[str] = []
+
+
+def arguments_of(invocation: Invocation) -> list[str]:
+    return [LINT_PATHS[-1] if argument == LINT_FILE else argument for argument in invocation.arguments]
+
+
+def run(invocation: Invocation, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COMMAND, *arguments_of(invocation)],
+        input=invocation.stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=ENVIRONMENT,
+        timeout=120,
+    )
+
+
+def run_in_shell(invocation: Invocation, redirection: str) -> subprocess.CompletedProcess[str]:
+    """The invocation with a shell redirection of its own descriptors, e.g. `>&-` or `<&-`."""
+    return subprocess.run(
+        ["bash", "-c", f'"$@" {redirection}', "bash", *COMMAND, *arguments_of(invocation)],
+        input=invocation.stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENVIRONMENT,
+        timeout=120,
+    )
+
+
+def closed_pipe() -> int:
+    """The write end of a pipe whose reader is already gone: the first write fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end
+
+
+def with_closed_pipe(invocation: Invocation) -> subprocess.CompletedProcess[str]:
+    write_end = closed_pipe()
+    try:
+        return run(invocation, stdout=write_end)
+    finally:
+        os.close(write_end)
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr
+    assert "Exception ignored" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def earned() -> dict[Invocation, subprocess.CompletedProcess[str]]:
+    """What each invocation prints on stderr and exits with when its output is read to the end."""
+    results = {invocation: run(invocation) for invocation in INVOCATIONS}
+    for result in results.values():
+        assert result.stdout, "every invocation here has output to write"
+        assert_no_traceback(result)
+    codes = {result.returncode for result in results.values()}
+    assert codes == {0, 1, 2}, "the invocations cover every exit code"
+    return results
+
+
+@pytest.mark.parametrize("invocation", INVOCATIONS, ids=str)
+def test_closed_pipe_keeps_the_exit_code_and_the_diagnostics(
+    invocation: Invocation, earned: dict[Invocation, subprocess.CompletedProcess[str]]
+) -> None:
+    expected = earned[invocation]
+    result = with_closed_pipe(invocation)
+    assert_no_traceback(result)
+    assert result.returncode == expected.returncode, result.stderr
+    assert result.stderr == expected.stderr
+
+
+def test_closed_pipe_later_in_the_stream(earned: dict[Invocation, subprocess.CompletedProcess[str]]) -> None:
+    """A reader that takes the first bytes and goes: the writer meets the closed pipe mid-stream."""
+    for arguments, stdin in [
+        (("check", "-"), CHECK_NAMES),
+        (("list", "--format", "json"), ""),
+        (("audit", EXAMPLE, "--strict", "--format", "json"), ""),
+    ]:
+        script = '"$@" | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+        result = subprocess.run(
+            ["bash", "-c", script, "bash", *COMMAND, *arguments],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=ENVIRONMENT,
+            timeout=120,
+        )
+        normal = run(Invocation(arguments, stdin))
+        assert_no_traceback(result)
+        assert result.stdout.strip() == str(normal.returncode), arguments
+        assert result.stderr == normal.stderr
+
+
+@pytest.mark.parametrize(
+    ("redirection", "message"),
+    [
+        (">/dev/full", "failure-kinds: error: cannot write to standard output: No space left on device"),
+        (">&-", "failure-kinds: error: standard output is closed"),
+    ],
+    ids=["full", "closed"],
+)
+@pytest.mark.parametrize("invocation", INVOCATIONS, ids=str)
+def test_full_or_closed_stdout_is_one_line_and_exit_2(
+    invocation: Invocation,
+    earned: dict[Invocation, subprocess.CompletedProcess[str]],
+    redirection: str,
+    message: str,
+) -> None:
+    expected = earned[invocation]
+    result = run_in_shell(invocation, redirection)
+    assert_no_traceback(result)
+    assert result.returncode == 2
+    # The run's own diagnostics first, then the one line about the output that could not be written.
+    assert result.stderr.splitlines() == [*expected.stderr.splitlines(), message]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("check", "-"),
+        ("check", "-", "--format", "json"),
+        ("audit", "-"),
+        ("audit", "-", EXAMPLE),
+        ("audit", EXAMPLE, "-", "--strict", "--format", "json"),
+    ],
+)
+def test_closed_stdin_is_one_line_and_exit_2(arguments: tuple[str, ...]) -> None:
+    result = run_in_shell(Invocation(arguments), "<&-")
+    assert_no_traceback(result)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line == f"failure-kinds {arguments[0]}: error: - reads standard input, which is closed"
+
+
+def test_empty_stdin_is_not_closed_stdin() -> None:
+    result = run_in_shell(Invocation(("check", "-")), "</dev/null")
+    assert result.returncode == 0
+    assert result.stderr == ""
+
+
+# did you mean
+
+
+def slips(word: str) -> Iterator[str]:
+    """Typing slips of a word: each pair of neighbouring letters swapped, and each letter doubled."""
+    for index in range(len(word) - 1):
+        if word[index] != word[index + 1]:
+            yield word[:index] + word[index + 1] + word[index] + word[index + 2 :]
+    for index in range(len(word)):
+        yield word[: index + 1] + word[index] + word[index + 1 :]
+
+
+SUBCOMMANDS = dict(build_parser().subcommands)  # type: ignore[attr-defined]
+# A positional argument that each subcommand accepts, so only the slip is wrong.
+POSITIONALS = {"check": ["cancelled"], "audit": [EXAMPLE], "lint": ["examples"]}
+
+
+def mistyped_subcommands() -> list[tuple[str, str]]:
+    cases = []
+    for name in SUBCOMMANDS:
+        for slip in slips(name):
+            if slip not in SUBCOMMANDS:
+                cases.append((slip, name))
+    return cases
+
+
+def long_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [option for action in parser._actions for option in action.option_strings if option[:2] == "--"]
+
+
+def mistyped_options() -> list[tuple[str, str, str]]:
+    """(subcommand, slip, option) for every long option of every subcommand, the top level's included."""
+    cases = []
+    everywhere = [("", ["--help", "--version"])]
+    everywhere += [(name, long_options(parser)) for name, parser in SUBCOMMANDS.items()]
+    for name, options in everywhere:
+        for option in options:
+            for slip in slips(option[2:]):
+                typed = "--" + slip
+                # A slip that starts another option would be taken as its abbreviation.
+                if not any(other.startswith(typed) for other in options):
+                    cases.append((name, typed, option))
+    return cases
+
+
+def test_slips_cover_every_subcommand_and_option() -> None:
+    assert {name for _, name in mistyped_subcommands()} == set(SUBCOMMANDS)
+    assert len(mistyped_options()) > 50
+
+
+@pytest.mark.parametrize(("typed", "meant"), mistyped_subcommands())
+def test_mistyped_subcommand_says_what_was_meant(typed: str, meant: str) -> None:
+    result = run(Invocation((typed, *POSITIONALS.get(meant, []))))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"failure-kinds: error: argument COMMAND: invalid choice: {typed!r}, ")
+    assert f"did you mean {meant!r}?" in line
+
+
+@pytest.mark.parametrize(("subcommand", "typed", "meant"), mistyped_options())
+def test_mistyped_option_says_what_was_meant(subcommand: str, typed: str, meant: str) -> None:
+    arguments = [subcommand, *POSITIONALS.get(subcommand, [])] if subcommand else []
+    result = run(Invocation((*arguments, typed)))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    prog = f"failure-kinds {subcommand}".strip()
+    assert line.startswith(f"{prog}: error: unrecognized arguments: {typed}")
+    assert line.endswith(f"; did you mean {meant}? (see {prog} --help)")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "meant"),
+    [
+        (("list", "--format", "jsno"), "json"),
+        (("list", "--format", "makrdown"), "markdown"),
+        (("check", "--format", "txet", "cancelled"), "text"),
+        (("audit", EXAMPLE, "--decoder", "msgpsec"), "msgspec"),
+        (("audit", EXAMPLE, "--decoder", "stdilb"), "stdlib"),
+    ],
+)
+def test_mistyped_choice_says_what_was_meant(arguments: tuple[str, ...], meant: str) -> None:
+    result = run(Invocation(arguments))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert f"did you mean {meant!r}?" in line
+
+
+def test_nothing_close_suggests_nothing() -> None:
+    result = run(Invocation(("frobnicate",)))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "did you mean" not in line
+    result = run(Invocation(("list", "--frobnicate")))
+    (line,) = result.stderr.splitlines()
+    assert "did you mean" not in line
