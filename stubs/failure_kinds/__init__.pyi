@@ -3,7 +3,7 @@
 import enum
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Final, Literal, NewType, TypeAlias, TypeGuard, TypeVar
 
 from typing_extensions import TypeIs
@@ -15,6 +15,7 @@ __all__ = [
     "FailureKind",
     "FailureKindName",
     "NamespacedFailureKind",
+    "declare_namespace",
     "is_namespaced",
     "is_registered",
     "metric_label",
@@ -47,8 +48,11 @@ __all__ = [
 
 __version__: Final[str]
 
+# No `_value_` annotation: left out, every checker takes a member's `.value` from its literal
+# (FailureKind.CANCELLED.value is Literal["cancelled"]) and an unknown member's from the union of them,
+# which is FailureKindName, so `kind.value` goes wherever a kind is expected. Declaring `_value_: str`
+# would make it a plain str in mypy, pyrefly and ty.
 class FailureKind(enum.StrEnum):
-    _value_: str
     TRANSPORT_UNREACHABLE = "transport_unreachable"
     TRANSPORT_PEER_DROP = "transport_peer_drop"
     TRANSPORT_TIMEOUT = "transport_timeout"
@@ -140,12 +144,19 @@ _WARNED_UNKNOWN: set[object]
 _OBSERVERS: list[Callable[[object], object]]
 
 def _shown(value: object) -> str: ...
+def _printable(value: object, limit: int) -> str: ...
+def _closest(name: str, candidates: Collection[str]) -> str | None: ...
+def _category(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str: ...
+def _suggest_any(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str | None: ...
 
-_Name = TypeVar("_Name", bound=str | None)
+# Unbounded: validation accepts anything at a boundary (a dict's .get(), a decoded JSON value) and hands
+# back exactly the type it was given, so it fits in a return or an assignment without a cast.
+_T = TypeVar("_T")
 
 def is_registered(name: object) -> TypeIs[FailureKindName]: ...
 def is_namespaced(name: object) -> TypeGuard[NamespacedFailureKind]: ...
 def namespaced(server: str, kind: str) -> NamespacedFailureKind: ...
-def validate_failure_kind(name: _Name) -> _Name: ...
+def declare_namespace(server: str, kinds: Iterable[str]) -> None: ...
+def validate_failure_kind(name: _T) -> _T: ...
 def metric_label(name: object) -> str: ...
 def suggest(name: object) -> FailureKindName | None: ...
