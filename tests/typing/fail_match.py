@@ -2,7 +2,7 @@
 
 from typing import assert_never
 
-from failure_kinds import FailureKind
+from failure_kinds import FailureKind, FailureKindName
 
 
 def is_transport(kind: FailureKind) -> bool:
@@ -15,6 +15,18 @@ def is_transport(kind: FailureKind) -> bool:
         ):
             return True
         case FailureKind.CANCELLED | FailureKind.SHUTDOWN:
+            return False
+        case _:
+            assert_never(kind)  # expect-error
+
+
+def is_transport_name(kind: FailureKindName) -> bool:
+    match kind:
+        case (
+            "transport_unreachable" | "transport_peer_drop" | "transport_timeout" | "transport_local_resource"
+        ):
+            return True
+        case "cancelled" | "shutdown":
             return False
         case _:
             assert_never(kind)  # expect-error

@@ -1,8 +1,8 @@
-"""An exhaustive match over FailureKind: adding a kind makes this stop type-checking."""
+"""Exhaustive matches over FailureKind and FailureKindName: adding a kind makes them stop type-checking."""
 
 from typing import assert_never
 
-from failure_kinds import FailureKind
+from failure_kinds import FailureKind, FailureKindName
 
 
 def domain(kind: FailureKind) -> str:
@@ -37,3 +37,29 @@ def domain(kind: FailureKind) -> str:
             return "after the rollout"
         case _:
             assert_never(kind)
+
+
+def domain_of_name(kind: FailureKindName) -> str:
+    match kind:
+        case (
+            "transport_unreachable" | "transport_peer_drop" | "transport_timeout" | "transport_local_resource"
+        ):
+            return "transport"
+        case "agent_command_not_allowed" | "agent_request_failed" | "agent_run_error" | "agent_timeout":
+            return "agent"
+        case "judge_failed" | "judge_unparseable" | "verifier_error":
+            return "scoring"
+        case "provider_oom_killed" | "provider_quota_exhausted" | "provider_unavailable":
+            return "provider"
+        case "session_expired" | "session_lost" | "session_release_failed":
+            return "session"
+        case "cancelled" | "kill_shaped" | "shutdown":
+            return "lifecycle"
+        case "persistence_failed" | "cohort_incomplete":
+            return "after the rollout"
+        case _:
+            assert_never(kind)
+
+
+def domain_of_value(kind: FailureKind) -> str:
+    return domain_of_name(kind.value)
