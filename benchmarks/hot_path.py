@@ -12,16 +12,18 @@ from typing import Any
 from common import Goal, Row, interleaved, median, spread
 
 import failure_kinds
-from failure_kinds import FAILURE_KINDS, validate_failure_kind
+from failure_kinds import FAILURE_KINDS, declare_namespace, validate_failure_kind
 
 PATHS = {
     "registered": "transport_timeout",
     "namespaced": "my_env:quota_hit",
+    "declared": "swe_env:patch_apply_failed",
     "reported": "judge_faild",
     "None": None,
 }
-# The ceiling on validate_failure_kind over the bare lookup, per path.
-BARE_GOALS = {"registered": 1.3, "namespaced": 1.8, "reported": 1.8, "None": 1.3}
+# The ceiling on validate_failure_kind over the bare lookup, per path. A declared kind must cost what a
+# registered one does: declaring a namespace buys checking, not a slower hot path.
+BARE_GOALS = {"registered": 1.3, "namespaced": 1.8, "declared": 1.3, "reported": 1.8, "None": 1.3}
 # How much faster than the straightforward implementation the cached paths must be.
 STRAIGHTFORWARD_GOALS = {"namespaced": 3.0, "reported": 3.0}
 
@@ -59,6 +61,8 @@ def measure(quick: bool) -> list[Row]:
     logging.getLogger("failure_kinds").disabled = True
     _logger.disabled = True
     rows: list[Row] = []
+    # As an environment does at import: its server's other kinds are now checked, not waved through.
+    declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
     for path, value in PATHS.items():
         # Warm every cache the way a running producer has: the value was seen before.
         for function in (validate_failure_kind, straightforward):

@@ -86,3 +86,53 @@ def test_fixture_lists_every_occurrence_per_test(pytester: pytest.Pytester) -> N
     )
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=3)
+
+
+def test_strict_fails_on_undeclared_kinds_of_declared_servers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        failure_kinds.declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
+
+        def test_declared():
+            failure_kinds.validate_failure_kind("swe_env:patch_apply_failed")
+
+        def test_never_declared_server():
+            failure_kinds.validate_failure_kind("other_env:whatever")
+
+        def test_undeclared():
+            failure_kinds.validate_failure_kind("swe_env:patch_aply_failed")
+        """
+    )
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_undeclared _*",
+            "unregistered failure kinds reached validate_failure_kind: 'swe_env:patch_aply_failed'"
+            " (undeclared in namespace 'swe_env'; did you mean 'swe_env:patch_apply_failed'?)",
+        ]
+    )
+
+
+def test_failure_message_escapes_hostile_values(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        class Forger:
+            def __repr__(self):
+                return "x\\nPASSED forged\\x1b[2J"
+
+        def test_hostile():
+            failure_kinds.validate_failure_kind(Forger())
+            failure_kinds.validate_failure_kind("kind\\r\\nPASSED")
+        """
+    )
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "\x1b" not in output
+    assert "\nPASSED forged" not in output
+    result.stdout.fnmatch_lines([r"*x\x0aPASSED forged\x1b[[]2J*'kind\r\nPASSED'*"])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import tracemalloc
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -14,6 +16,7 @@ import failure_kinds
 from failure_kinds import (
     OTHER_LABEL,
     FailureKind,
+    declare_namespace,
     is_namespaced,
     is_registered,
     metric_label,
@@ -311,3 +314,214 @@ def test_predicates_agree_with_the_patterns(text: str) -> None:
     assert is_registered(text) == (text in failure_kinds.FAILURE_KINDS)
     assert is_namespaced(text) == (failure_kinds._NAMESPACED_PATTERN.fullmatch(text) is not None)
     assert not (is_registered(text) and is_namespaced(text))
+
+
+# Declared namespaces (declare_namespace) --------------------------------------------------------------
+
+
+@pytest.fixture
+def declarations() -> Iterator[None]:
+    """Runtime declarations and the caches they touch, restored after the test as a new process has them."""
+    saved = (
+        dict(failure_kinds._DECLARED),
+        set(failure_kinds._SILENT),
+        failure_kinds._SILENT_LIMIT,
+        dict(failure_kinds._LABELS),
+        failure_kinds._labelled_namespaced,
+    )
+    yield
+    failure_kinds._DECLARED.clear()
+    failure_kinds._DECLARED.update(saved[0])
+    failure_kinds._SILENT.clear()
+    failure_kinds._SILENT.update(saved[1])
+    failure_kinds._SILENT_LIMIT = saved[2]
+    failure_kinds._LABELS.clear()
+    failure_kinds._LABELS.update(saved[3])
+    failure_kinds._labelled_namespaced = saved[4]
+
+
+@pytest.mark.usefixtures("declarations")
+def test_undeclared_kind_of_declared_server_warns_once_with_suggestion(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
+    for _ in range(3):
+        assert validate_failure_kind("swe_env:patch_aply_failed") == "swe_env:patch_aply_failed"
+        assert validate_failure_kind("swe_env:patch_apply_failed") == "swe_env:patch_apply_failed"
+        assert validate_failure_kind("other_env:anything") == "other_env:anything"
+    assert warnings_of(caplog) == [
+        "undeclared failure kind 'swe_env:patch_aply_failed' in declared namespace 'swe_env'; "
+        "did you mean 'swe_env:patch_apply_failed'?"
+    ]
+    assert metric_label("swe_env:patch_aply_failed") == OTHER_LABEL
+    assert metric_label("swe_env:patch_apply_failed") == "swe_env:patch_apply_failed"
+    assert metric_label("other_env:anything") == "other_env:anything"
+
+
+@pytest.mark.usefixtures("declarations")
+def test_undeclared_kind_without_a_close_one_warns_without_suggestion(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    declare_namespace("swe_env", ["patch_apply_failed"])
+    validate_failure_kind("swe_env:zzz")
+    assert warnings_of(caplog) == ["undeclared failure kind 'swe_env:zzz' in declared namespace 'swe_env'"]
+
+
+@pytest.mark.usefixtures("declarations")
+def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogCaptureFixture) -> None:
+    # Seen (and cached as silent, and labelled) while the server declared nothing.
+    for _ in range(2):
+        assert validate_failure_kind("late_env:typo_kind") == "late_env:typo_kind"
+        assert metric_label("late_env:typo_kind") == "late_env:typo_kind"
+        validate_failure_kind("late_env:good_kind")
+    assert warnings_of(caplog) == []
+    declare_namespace("late_env", ["good_kind"])
+    validate_failure_kind("late_env:typo_kind")
+    validate_failure_kind("late_env:good_kind")
+    assert warnings_of(caplog) == [
+        "undeclared failure kind 'late_env:typo_kind' in declared namespace 'late_env'"
+    ]
+    assert metric_label("late_env:typo_kind") == OTHER_LABEL
+    assert metric_label("late_env:good_kind") == "late_env:good_kind"
+
+
+@pytest.mark.usefixtures("declarations")
+def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
+    declare_namespace("grow_env", ["first"])
+    declare_namespace("grow_env", ["first"])
+    declare_namespace("grow_env", iter(["second", "first"]))
+    declare_namespace("grow_env", [])
+    assert failure_kinds._DECLARED["grow_env"] == {"first", "second"}
+    for name in ("grow_env:first", "grow_env:second"):
+        validate_failure_kind(name)
+        assert metric_label(name) == name
+    assert warnings_of(caplog) == []
+    # A value warned about as undeclared passes once declared.
+    validate_failure_kind("grow_env:third")
+    declare_namespace("grow_env", ["third"])
+    validate_failure_kind("grow_env:third")
+    assert metric_label("grow_env:third") == "grow_env:third"
+    assert len(warnings_of(caplog)) == 1
+
+
+@pytest.mark.usefixtures("declarations")
+def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixture) -> None:
+    class EnvKind(enum.StrEnum):
+        PATCH_APPLY_FAILED = "patch_apply_failed"
+
+    declare_namespace("enum_env", EnvKind)
+    assert failure_kinds._DECLARED["enum_env"] == {"patch_apply_failed"}
+    assert all(type(kind) is str for kind in failure_kinds._DECLARED["enum_env"])
+    validate_failure_kind("enum_env:patch_apply_failed")
+    assert warnings_of(caplog) == []
+
+
+@pytest.mark.usefixtures("declarations")
+@pytest.mark.parametrize(
+    ("server", "kinds", "message"),
+    [
+        ("Swe-Env", ["a"], r"the server 'Swe-Env' does not match"),
+        ("", ["a"], r"the server '' does not match"),
+        (None, ["a"], r"the server None does not match"),
+        ("swe_env:x", ["a"], r"the server 'swe_env:x' does not match"),
+        ("swe_env", "patch_apply_failed", r"not the single value 'patch_apply_failed'"),
+        ("swe_env", b"patch", r"not the single value b'patch'"),
+        ("swe_env", 5, r"not 5 of type int"),
+        ("swe_env", ["ok", 5], r"the kind 5 of server 'swe_env' is not a string but int"),
+        ("swe_env", ["ok", "Bad"], r"the kind 'Bad' of server 'swe_env' does not match"),
+        ("swe_env", ["ok", "a:b"], r"the kind 'a:b' of server 'swe_env' does not match"),
+        ("swe_env", ["bad\n\x1b[2J"], r"the kind 'bad\\n\\x1b\[2J' of server"),
+    ],
+)
+def test_declare_namespace_rejects_bad_arguments_naming_them(
+    server: object, kinds: object, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message) as raised:
+        declare_namespace(server, kinds)  # type: ignore[arg-type]
+    assert "\n" not in str(raised.value)
+    assert "swe_env" not in failure_kinds._DECLARED  # nothing declared when it raises
+
+
+not_a_name = st.text(max_size=30).filter(lambda text: failure_kinds._NAME_PATTERN.fullmatch(text) is None)
+
+
+@given(server=names, good=names, bad=not_a_name, position=st.integers(0, 3))
+def test_declare_namespace_rejects_any_malformed_kind_atomically(
+    server: str, good: str, bad: str, position: int
+) -> None:
+    saved = dict(failure_kinds._DECLARED)
+    kinds = [good] * 3
+    kinds.insert(position, bad)
+    try:
+        with pytest.raises(ValueError, match=r"declare_namespace: the kind .* does not match") as raised:
+            declare_namespace(server, kinds)
+        assert "\n" not in str(raised.value)
+        assert "\x1b" not in str(raised.value)
+        assert saved == failure_kinds._DECLARED
+        with pytest.raises(ValueError, match=r"declare_namespace: the server .* does not match"):
+            declare_namespace(bad, [good])
+    finally:
+        failure_kinds._DECLARED.clear()
+        failure_kinds._DECLARED.update(saved)
+
+
+@pytest.mark.usefixtures("declarations")
+def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCaptureFixture) -> None:
+    barrier = threading.Barrier(16)
+    kinds = [f"kind_{index}" for index in range(64)]
+
+    def declare_and_validate(offset: int) -> None:
+        barrier.wait()
+        for kind in kinds[offset::16]:
+            validate_failure_kind("race_env:never_declared")
+            metric_label("race_env:never_declared")
+            declare_namespace("race_env", [kind])
+            validate_failure_kind(f"race_env:{kind}")
+
+    threads = [threading.Thread(target=declare_and_validate, args=(offset,)) for offset in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failure_kinds._DECLARED["race_env"] == set(kinds)
+    # However the threads interleaved, the undeclared value was not left cached as silent or labelled.
+    assert "race_env:never_declared" not in failure_kinds._SILENT
+    assert metric_label("race_env:never_declared") == OTHER_LABEL
+    caplog.clear()
+    failure_kinds._WARNED_UNKNOWN.discard("race_env:never_declared")
+    validate_failure_kind("race_env:never_declared")
+    assert len(warnings_of(caplog)) == 1
+    assert all(f"race_env:{kind}" in failure_kinds._SILENT for kind in kinds)
+
+
+@pytest.mark.usefixtures("declarations")
+def test_category_and_suggestion_follow_runtime_or_given_declarations() -> None:
+    declare_namespace("swe_env", ["patch_apply_failed"])
+    category = failure_kinds._category
+    assert category("cancelled") == "registered"
+    assert category("swe_env:patch_apply_failed") == "namespaced"
+    assert category("swe_env:patch_aply_failed") == "undeclared"
+    assert category("free_env:anything") == "namespaced"
+    assert category("Swe_env:patch") == "unregistered"
+    assert category(42) == "unregistered"  # type: ignore[arg-type]
+    given_declarations = {"free_env": ("known",)}
+    assert category("free_env:anything", given_declarations) == "undeclared"
+    assert category("swe_env:patch_aply_failed", given_declarations) == "namespaced"
+    assert category("free_env:known", given_declarations) == "namespaced"
+    assert failure_kinds._suggest_any("swe_env:patch_aply_failed") == "swe_env:patch_apply_failed"
+    assert failure_kinds._suggest_any("free_env:knwn", given_declarations) == "free_env:known"
+    assert failure_kinds._suggest_any("judge_faild") == "judge_failed"
+    assert failure_kinds._suggest_any("free_env:knwn") is None
+
+
+@given(name=st.text(max_size=80), candidates=st.lists(st.text(max_size=40), max_size=8))
+def test_closest_is_a_candidate_or_none(name: str, candidates: list[str]) -> None:
+    result = failure_kinds._closest(name, candidates)
+    assert result is None or result in candidates
+
+
+@given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,20}(:[a-z][a-z0-9_]{0,20})?", fullmatch=True), min_size=1))
+def test_closest_finds_each_candidate_itself(candidates: list[str]) -> None:
+    for candidate in candidates:
+        assert failure_kinds._closest(candidate, candidates) == candidate
+        assert failure_kinds._closest(candidate.upper(), candidates) == candidate

@@ -455,9 +455,11 @@ def _suggest_any(name: str, namespaces: "Mapping[str, Collection[str]] | None" =
     try:
         if _category(name, namespaces) != "undeclared":
             return suggest(name)
-        server = str.__str__(name).partition(":")[0]
+        server, _, kind = str.__str__(name).partition(":")
         declared = (_DECLARED if namespaces is None else namespaces).get(server, ())
-        return _closest(str.__str__(name), [f"{server}:{kind}" for kind in declared])
+        # Kind against kind: the shared "server:" prefix would make every declared kind look close.
+        closest = _closest(kind, declared)
+        return None if closest is None else f"{server}:{closest}"
     except Exception:
         return None
 

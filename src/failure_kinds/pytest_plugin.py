@@ -4,9 +4,10 @@ Registered through the ``pytest11`` entry point and inert unless asked for:
 
 - ``pytest --failure-kinds-strict``, or ``failure_kinds_strict = true`` in the ini file: every
   unregistered value that reaches ``validate_failure_kind`` during a test fails that test, every time,
-  not only the first time the process warns about it;
-- the ``failure_kinds_reported`` fixture: the unregistered values that reached ``validate_failure_kind``
-  during the current test, in order, one entry per occurrence.
+  not only the first time the process warns about it; so does an undeclared kind of a server given to
+  ``failure_kinds.declare_namespace``;
+- the ``failure_kinds_reported`` fixture: the unregistered and undeclared values that reached
+  ``validate_failure_kind`` during the current test, in order, one entry per occurrence.
 """
 
 # The plugin hooks into the core through its private observer list: they are one package.
@@ -83,9 +84,14 @@ def _describe(reported: list[object]) -> str:
     counts: dict[str, int] = {}
     for value in reported:
         shown = failure_kinds._shown(value)
-        hint = failure_kinds.suggest(value)
-        if hint is not None:
-            shown += f" (did you mean {hint!r}?)"
+        if isinstance(value, str):
+            hint = failure_kinds._suggest_any(value)
+            if failure_kinds._category(value) == "undeclared":
+                server = failure_kinds._shown(str.__str__(value).partition(":")[0])
+                shown += f" (undeclared in namespace {server}"
+                shown += f"; did you mean {hint!r}?)" if hint is not None else ")"
+            elif hint is not None:
+                shown += f" (did you mean {hint!r}?)"
         counts[shown] = counts.get(shown, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())
     return f"unregistered failure kinds reached validate_failure_kind: {listed}"
