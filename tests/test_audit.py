@@ -248,7 +248,7 @@ def test_missing_file_next_to_a_good_one(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
     secret = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
-    refuse_to_open(monkeypatch, audit, secret)
+    refuse_to_open(monkeypatch, audit.sources, secret)
     report = audit.audit([str(secret), str(good)])
     assert [(file.records, file.error) for file in report.files] == [(0, "permission denied"), (1, None)]
 
@@ -335,11 +335,10 @@ def test_alias_file(tmp_path: Path) -> None:
     assert "must be a string" in messages["not_string.toml"]
 
 
-def test_distinct_values_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
-    monkeypatch.setattr(audit, "DISTINCT_LIMIT", 5)
+def test_distinct_values_are_bounded(tmp_path: Path, fast: bool) -> None:
     lines = [row(f"bad_{index}") for index in range(12)] + [row(f"env:kind_{index}") for index in range(8)]
     path = write_lines(tmp_path / "flood.jsonl", [*lines, row("bad_11"), row("cancelled")])
-    report = audit.audit([str(path)], fast=fast)
+    report = audit.audit([str(path)], fast=fast, distinct_limit=5)
     by_category: dict[str, list[str | None]] = {}
     for entry in report.kinds:
         by_category.setdefault(entry.category, []).append(entry.value)
@@ -373,7 +372,7 @@ class FakeTerminal(io.StringIO):
 
 def test_progress_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(audit.Progress, "INTERVAL", 0.0)
-    monkeypatch.setattr(audit, "BATCH_BYTES", 64)
+    monkeypatch.setattr(audit.sources, "BATCH_BYTES", 64)
     path = write_lines(tmp_path / "a.jsonl", [row("cancelled")] * 50)
     terminal, pipe = FakeTerminal(), io.StringIO()
     audit.audit([str(path)], progress=terminal)
@@ -416,7 +415,7 @@ def test_fast_and_stdlib_decoders_agree(lines: list[bytes], field: str) -> None:
     path = field.split(".")
     careful, fast = audit.Decoder(path), audit.FastDecoder(path, msgspec)
     # The fast batch leaves an invalid value as decoded; the tally counts it as INVALID either way.
-    assert list(map(audit._hashable, fast.batch(cleaned))) == careful.batch(cleaned)
+    assert list(map(audit.hashable, fast.batch(cleaned))) == careful.batch(cleaned)
     for line in cleaned:
         assert fast.line(line) == careful.line(line)
 

@@ -187,13 +187,17 @@ def test_audit_json_schema() -> None:
         "unparseable",
         "kinds",
         "namespaces",
+        "namespaces_overflow",
+        "first_invalid",
+        "first_unparseable",
         "files",
     } <= set(report)
     assert report["records"] == sum(
         report[key] for key in ("with_kind", "without_kind", "invalid", "unparseable")
     )
     for entry in report["kinds"]:
-        assert set(entry) == {"value", "count", "category", "suggestion", "canonical", "first_seen"}
+        assert set(entry) == {"value", "length", "count", "category", "suggestion", "canonical", "first_seen"}
+        assert entry["length"] == len(entry["value"])
         assert entry["category"] in {"registered", "namespaced", "unregistered", "aliased"}
     aliased = {
         entry["value"]: entry["canonical"] for entry in report["kinds"] if entry["category"] == "aliased"

@@ -1,0 +1,133 @@
+"""Count the failure kinds in JSON Lines rollout logs: which occurred, which are not in the vocabulary,
+what they probably meant, and how the counts regroup once legacy labels are aliased.
+
+Every non-blank line is one record and lands in exactly one of: with a kind (a string at the field),
+without a kind (absent or null, or the path runs through a non-object), invalid (something else at the
+field), unparseable (not UTF-8, not JSON, not a JSON object, or longer than the line cap). Input is
+streamed; memory is bounded by the caps below, not by the size of the input.
+
+Modules: ``decoding`` (a line -> what it holds at the field), ``sources`` (files, directories, stdin,
+gzip, batches of lines under the line cap), ``state`` (the mergeable partial report), ``engine`` (the
+serial engine), ``report`` (the report built from a partial), ``render`` (text and JSON), ``aliases``,
+``progress``, ``errors``.
+
+The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
+---------------------------------------------------------------------
+``AuditSettings(field, aliases, namespaces, distinct_limit, value_chars, line_bytes)`` decide the
+counts; build them checked with ``settings_for(field_path, aliases, namespaces)``. Then:
+
+- ``audit_lines(lines, path, settings, *, continuation=False, pins=None, fast=True) -> PartialReport``:
+  the partial of an iterable of lines (bytes, line ends optional) of the file ``path``.
+- ``audit_file(path, settings, *, start=0, stop=None, pins=None, fast=True) -> PartialReport``: the
+  partial of bytes ``start`` to ``stop`` of a plain file (cut at line starts; gzip only whole).
+- ``PartialReport()`` with ``start_file(path, continuation=, unit=)``, ``add_lines(lines)``,
+  ``add_values(values)`` (already decoded: str, None, INVALID, UNPARSEABLE, BLANK; ``unit="row"`` for
+  tables, shown as ``path:row N``) and ``add_error(message)``: for engines that read on their own.
+- ``merge(partials) -> PartialReport`` (in input order) or ``first.merge(later)``: associative; neither
+  input changes. A part with ``continuation=True`` continues the previous partial's last file: its line
+  numbers (relative to its own start) are shifted by that file's line count so far, so every
+  ``path:line`` stays physical.
+- ``partial.to_json() -> dict`` and ``PartialReport.from_json(dict)``: the partial as JSON, for sending
+  between processes or machines.
+- ``partial.exact``: False when some part overflowed a distinct-value cap, so the merge cannot know how
+  often that part saw a value an earlier part kept. Then audit every part again with
+  ``pins=merged.pins()`` (a ``Pins``, also ``to_json``/``from_json``) and merge again: exact. This
+  happens only past ``DISTINCT_LIMIT`` distinct values of a category in a part.
+- ``partial.report() -> Report``: identical to the one-pass report of the same input (first_seen and
+  overflow rows included); ``render_text(report)``, ``render_json(report)``.
+
+Running it from another engine (any map over chunks, then a reduce on the driver)::
+
+    >>> import json
+    >>> from failure_kinds.audit import PartialReport, audit_lines, merge, settings_for
+    >>> settings = settings_for("failure_kind")
+    >>> chunks = [[b'{"failure_kind": "cancelled"}', b"oops"], [b"", b'{"failure_kind": "judge_faild"}']]
+    >>> def task(index: int) -> str:  # runs on a worker; the partial travels as JSON
+    ...     partial = audit_lines(chunks[index], "day1.jsonl", settings, continuation=index > 0)
+    ...     return json.dumps(partial.to_json())
+    >>> merged = merge(PartialReport.from_json(json.loads(task(index))) for index in range(2))
+    >>> assert merged.exact  # else: run the tasks again with pins=merged.pins() and merge again
+    >>> report = merged.report()
+    >>> [(row.value, row.count, row.first_seen) for row in report.kinds]
+    [('cancelled', 1, 'day1.jsonl:1'), ('judge_faild', 1, 'day1.jsonl:4')]
+    >>> report.first_unparseable
+    'day1.jsonl:2'
+
+Caps: ``DISTINCT_LIMIT`` distinct values per capped category (unregistered, namespaced, undeclared)
+and servers in the per-server totals, the rest in one overflow bucket each; values kept cut to
+``VALUE_CHARS`` characters (with their full length and a digest, so distinct values stay distinct);
+lines longer than ``LINE_BYTES`` are unparseable and skipped as they stream past.
+"""
+
+from __future__ import annotations
+
+from .aliases import check_aliases, load_alias_file, parse_alias_option
+from .decoding import (
+    BLANK,
+    INVALID,
+    UNPARSEABLE,
+    Decoder,
+    FastDecoder,
+    fast_available,
+    hashable,
+    make_decoder,
+)
+from .engine import Auditor, audit, audit_file, audit_lines, settings_for
+from .errors import AuditError, describe_read_error
+from .progress import Progress
+from .render import printable, render_json, render_text
+from .report import FileReport, KindRow, Report
+from .sources import BATCH_BYTES, STDIN, STDIN_NAME, Source, expand_inputs
+from .state import (
+    DISTINCT_LIMIT,
+    LINE_BYTES,
+    VALUE_CHARS,
+    AuditSettings,
+    FilePart,
+    PartialReport,
+    Pins,
+    category_of,
+    merge,
+)
+
+__all__ = [
+    "BATCH_BYTES",
+    "BLANK",
+    "DISTINCT_LIMIT",
+    "INVALID",
+    "LINE_BYTES",
+    "STDIN",
+    "STDIN_NAME",
+    "UNPARSEABLE",
+    "VALUE_CHARS",
+    "AuditError",
+    "AuditSettings",
+    "Auditor",
+    "Decoder",
+    "FastDecoder",
+    "FilePart",
+    "FileReport",
+    "KindRow",
+    "PartialReport",
+    "Pins",
+    "Progress",
+    "Report",
+    "Source",
+    "audit",
+    "audit_file",
+    "audit_lines",
+    "category_of",
+    "check_aliases",
+    "describe_read_error",
+    "expand_inputs",
+    "fast_available",
+    "hashable",
+    "load_alias_file",
+    "make_decoder",
+    "merge",
+    "parse_alias_option",
+    "printable",
+    "render_json",
+    "render_text",
+    "settings_for",
+]

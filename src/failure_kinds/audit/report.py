@@ -1,0 +1,183 @@
+"""The audit's report: totals, one row per kept value (plus one overflow row per capped category), the
+per-server totals and the per-file results, built from a partial report."""
+
+from __future__ import annotations
+
+import failure_kinds
+
+from .state import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shown_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .state import Location, PartialReport
+
+
+class KindRow:
+    """One distinct value found at the field, or (value None) the overflow row of a category."""
+
+    __slots__ = ("canonical", "category", "count", "first_seen", "length", "suggestion", "value")
+
+    def __init__(
+        self, value: str | None, count: int, category: str, first_seen: str, length: int | None = None
+    ) -> None:
+        self.value: str | None = value
+        """The value, cut to the audit's value cut (see ``length``); None for an overflow row."""
+        if length is None:
+            length = 0 if value is None else len(value)
+        self.length: int = length
+        """The value's full length in characters (0 for an overflow row)."""
+        self.count: int = count
+        self.category: str = category
+        self.first_seen: str = first_seen
+        self.suggestion: str | None = None
+        self.canonical: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "length": self.length,
+            "count": self.count,
+            "category": self.category,
+            "suggestion": self.suggestion,
+            "canonical": self.canonical,
+            "first_seen": self.first_seen,
+        }
+
+
+class FileReport:
+    """What one input gave: its records, and the error that stopped reading it, if any."""
+
+    __slots__ = ("error", "path", "records")
+
+    def __init__(self, path: str, records: int = 0, error: str | None = None) -> None:
+        self.path: str = path
+        self.records: int = records
+        self.error: str | None = error
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": self.path, "records": self.records, "error": self.error}
+
+
+class Report:
+    """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
+    of a category (its overflow row included) add up to its records; the per-server totals (plus
+    ``namespaces_overflow``) add up to the namespaced and undeclared records."""
+
+    def __init__(self, field: str) -> None:
+        self.field: str = field
+        self.records: int = 0
+        self.with_kind: int = 0
+        self.without_kind: int = 0
+        self.invalid: int = 0
+        self.unparseable: int = 0
+        self.first_invalid: str | None = None
+        self.first_unparseable: str | None = None
+        self.kinds: list[KindRow] = []
+        self.namespaces: dict[str, int] = {}
+        self.namespaces_overflow: int = 0
+        """Records of servers past the distinct cap, counted together."""
+        self.files: list[FileReport] = []
+        self.notes: list[str] = []
+        self.errors: list[str] = []
+        """Inputs that could not be found or listed at all (an unreadable directory), as messages."""
+
+    @property
+    def failed_files(self) -> list[FileReport]:
+        return [file for file in self.files if file.error is not None]
+
+    @property
+    def unregistered(self) -> list[KindRow]:
+        return [row for row in self.kinds if row.category == UNREGISTERED]
+
+    @property
+    def undeclared(self) -> list[KindRow]:
+        return [row for row in self.kinds if row.category == UNDECLARED]
+
+    def canonical_totals(self) -> dict[str, int]:
+        """Records per registered kind once aliased labels are counted with what they stand for."""
+        totals: dict[str, int] = {}
+        for row in self.kinds:
+            if row.canonical is not None:
+                totals[row.canonical] = totals.get(row.canonical, 0) + row.count
+        return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "field": self.field,
+            "records": self.records,
+            "with_kind": self.with_kind,
+            "without_kind": self.without_kind,
+            "invalid": self.invalid,
+            "unparseable": self.unparseable,
+            "first_invalid": self.first_invalid,
+            "first_unparseable": self.first_unparseable,
+            "kinds": [row.to_json() for row in self.kinds],
+            "namespaces": self.namespaces,
+            "namespaces_overflow": self.namespaces_overflow,
+            "canonical": self.canonical_totals(),
+            "files": [file.to_json() for file in self.files],
+        }
+
+
+def build_report(partial: PartialReport) -> Report:
+    settings = partial.settings
+    report = Report(settings.field)
+    report.records = partial.records
+    report.with_kind = partial.with_kind
+    report.without_kind = partial.without_kind
+    report.invalid = partial.invalid
+    report.unparseable = partial.unparseable
+    report.first_invalid = partial.location(partial.first_invalid)
+    report.first_unparseable = partial.location(partial.first_unparseable)
+    values = partial.values
+    overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
+    rows: list[KindRow] = []
+    for key, count in values.counts.items():
+        category = values.categories[key]
+        first = values.first[key]
+        if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
+            known = overflow.get(category)
+            overflow[category] = (count, first) if known is None else (known[0] + count, min(known[1], first))
+            continue
+        value, length = shown_value(key, settings.value_chars)
+        row = KindRow(value, count, category, partial.location(first) or "", length)
+        if category == REGISTERED:
+            row.canonical = value
+        elif category == ALIASED:
+            row.canonical = settings.aliases[value]
+        elif category == UNDECLARED:
+            row.suggestion = _closest_declared(value, settings.namespaces)
+        elif category == UNREGISTERED:
+            row.suggestion = failure_kinds.suggest(value)
+        rows.append(row)
+    rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
+    for category in sorted(overflow, key=_CATEGORY_ORDER.index):
+        count, first = overflow[category]
+        rows.append(KindRow(None, count, category, partial.location(first) or ""))
+    report.kinds = rows
+    servers = partial.servers
+    namespaces: dict[str, int] = {}
+    namespaces_overflow = sum(count for count, _ in servers.overflow.values())
+    for server, count in servers.counts.items():
+        if server in servers.extras:
+            namespaces_overflow += count
+        else:
+            shown = shown_value(server, settings.value_chars)[0]
+            namespaces[shown] = namespaces.get(shown, 0) + count
+    report.namespaces = dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0])))
+    report.namespaces_overflow = namespaces_overflow
+    report.files = [FileReport(part.path, part.records, part.error) for part in partial.files]
+    return report
+
+
+_CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
+
+
+def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
+    """The declared ``server:kind`` an undeclared value most likely meant."""
+    candidates = [f"{server}:{kind}" for server, kinds in namespaces.items() for kind in kinds]
+    closest = getattr(failure_kinds, "_closest", None)
+    if closest is None:
+        return None
+    found: str | None = closest(value, candidates)
+    return found
