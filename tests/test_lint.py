@@ -10,11 +10,23 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import refuse_to_open
 
 from failure_kinds import lint
 
 ROOT = Path(__file__).parent.parent
+
+
+def refuse(monkeypatch: pytest.MonkeyPatch, *refused: Path) -> None:
+    """Make the lint's open refuse ``refused`` as it would for a user without access. Permissions mean
+    nothing to root, as CI runs, so the refusal is what opening raises."""
+    real_open = lint._open_descriptor
+
+    def refusing_open(path: str) -> int:
+        if path in {str(item) for item in refused}:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path)
+
+    monkeypatch.setattr(lint, "_open_descriptor", refusing_open)
 
 
 def findings_in(
@@ -221,7 +233,7 @@ def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: p
     secret = tmp_path / "a_secret.py"
     secret.write_text("x = 1\n")
     (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    refuse_to_open(monkeypatch, lint, secret)
+    refuse(monkeypatch, secret)
     findings, unreadable = lint.lint_paths([str(tmp_path)])
     assert unreadable == [f"{secret}: Permission denied"]
     assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]

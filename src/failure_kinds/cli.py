@@ -15,7 +15,7 @@ from failure_kinds import FailureKind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from pathlib import Path
     from typing import NoReturn, TextIO
 
@@ -218,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="say whether each name is registered, namespaced or unregistered",
         description="Say for each NAME whether it is registered, a well-formed namespaced extension "
-        "(<server>:<kind>), or unregistered, with the kind it most likely meant. "
+        "(<server>:<kind>), undeclared (a kind its server's declaration in [tool.failure-kinds.namespaces] "
+        "does not list), or unregistered, with the kind it most likely meant. "
         "Exit 0 when every name is registered or namespaced, 1 otherwise.",
     )
     check.add_argument(
@@ -228,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a name to check; a single - reads names from stdin, one a line",
     )
     check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    add_config_option(check)
     check.set_defaults(run=_run_check)
 
     audit = commands.add_parser(
@@ -283,11 +285,14 @@ def build_parser() -> argparse.ArgumentParser:
         "lint",
         help="find misspelled failure kinds in Python source",
         description="Report string literals used as a failure kind in Python source that are neither "
-        "registered nor well-formed namespaced kinds: keyword arguments and dict keys named after the "
-        "field, subscript and attribute assignments to it, comparisons with it (==, !=, in, not in), and "
-        "literals passed to validate_failure_kind, metric_label, is_registered and is_namespaced. "
-        "Codes: FK000 file does not parse, FK001 unregistered kind, FK002 malformed namespaced kind. "
-        "'# noqa' or '# noqa: FK001' on a line suppresses its findings.",
+        "registered nor well-formed namespaced kinds, or that a declared namespace does not list: keyword "
+        "arguments and dict keys named after the field, subscript and attribute assignments to it, "
+        "comparisons with it (==, !=, in, not in) and match cases on it, the same for names and "
+        "attributes annotated as a kind in the file, and literals passed to validate_failure_kind, "
+        "metric_label, is_registered and is_namespaced. Codes: FK000 file cannot be linted (does not "
+        "parse, too deep, too large, unknown encoding), FK001 unregistered kind, FK002 malformed "
+        "namespaced kind, FK003 kind missing from its server's declaration. '# noqa' or "
+        "'# noqa: FK001' on a line suppresses its findings.",
         epilog="Exit 0 when clean, 1 when there are findings, 2 on a usage error or an unreadable file.",
     )
     lint.add_argument(
@@ -304,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the field name that holds a kind (repeatable; replaces the default, failure_kind)",
     )
     lint.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    add_config_option(lint)
     lint.set_defaults(run=_run_lint)
 
     generate = commands.add_parser(
@@ -486,18 +492,15 @@ def _run_audit(arguments: argparse.Namespace) -> int:
 def _run_lint(arguments: argparse.Namespace) -> int:
     import failure_kinds.lint as lint
 
+    config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
-    try:
-        findings, unreadable = lint.lint_paths(arguments.paths, fields)
-    except lint.LintError as error:
-        raise UsageError(str(error)) from None
+    findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces)
     if arguments.format == "json":
-        sys.stdout.write(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")
+        write_output(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")
     else:
-        sys.stdout.write("".join(f"{finding}\n" for finding in findings))
-    sys.stdout.flush()
+        write_output("".join(f"{finding}\n" for finding in findings))
     for problem in unreadable:
-        print(f"failure-kinds lint: {problem}", file=sys.stderr)
+        _error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
     return EXIT_FINDINGS if findings else EXIT_CLEAN
@@ -512,12 +515,13 @@ def _run_check(arguments: argparse.Namespace) -> int:
         names = list(_stdin_names(sys.stdin))
     elif "-" in names:
         raise UsageError("- reads names from stdin and cannot be mixed with names")
-    verdicts = [check_name(name) for name in names]
+    namespaces = load_project_config(arguments).namespaces
+    verdicts = [check_name(name, namespaces) for name in names]
     if arguments.format == "json":
-        sys.stdout.write(json.dumps(verdicts, indent=2) + "\n")
+        write_output(json.dumps(verdicts, indent=2) + "\n")
     else:
-        sys.stdout.write(render_check_text(verdicts))
-    clean = all(verdict["category"] != "unregistered" for verdict in verdicts)
+        write_output(render_check_text(verdicts))
+    clean = all(verdict["category"] in ("registered", "namespaced") for verdict in verdicts)
     return EXIT_CLEAN if clean else EXIT_FINDINGS
 
 
@@ -528,11 +532,13 @@ def _stdin_names(stream: TextIO) -> Iterable[str]:
             yield name
 
 
-def check_name(name: str) -> dict[str, str | None]:
-    from failure_kinds.audit import category_of
-
-    category = category_of(name)
-    suggestion = failure_kinds.suggest(name) if category == "unregistered" else None
+def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, str | None]:
+    """The category of ``name`` (registered, namespaced, undeclared when its server's declaration in
+    ``namespaces`` does not list it, or unregistered) and, for the last two, the name most likely meant."""
+    category = failure_kinds._category(name, namespaces or {})  # pyright: ignore[reportPrivateUsage]
+    suggestion = None
+    if category in ("unregistered", "undeclared"):
+        suggestion = failure_kinds._suggest_any(name, namespaces or {})  # pyright: ignore[reportPrivateUsage]
     return {"name": name, "category": category, "suggestion": suggestion}
 
 
