@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -89,3 +90,37 @@ def test_stubtest_allowlist_holds_only_known_limitations(wheel_install: WheelIns
         if line.strip() and not line.startswith("#")
     }
     assert entries == {name for name, _ in reported}
+
+
+def test_public_interface_is_fully_typed(wheel_install: WheelInstall, tmp_path: Path) -> None:
+    # pyright reads the package from the environment of the first `python` on PATH: the wheel's.
+    environment = {
+        **os.environ,
+        "PATH": f"{wheel_install.python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(wheel_install.python.parent.parent),
+    }
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "pyright"),
+            "--verifytypes",
+            "failure_kinds",
+            "--ignoreexternal",
+            "--outputjson",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment,
+    )
+    report = json.loads(result.stdout)
+    completeness = report["typeCompleteness"]
+    assert completeness["packageRootDirectory"].startswith(str(wheel_install.python.parent.parent))
+    incomplete = [
+        f"{symbol['name']}: {diagnostic['message']}"
+        for symbol in completeness["symbols"]
+        for diagnostic in symbol["diagnostics"]
+        if diagnostic["severity"] == "error"
+    ]
+    assert completeness["completenessScore"] == 1, "\n".join(incomplete)
+    assert completeness["exportedSymbolCounts"]["withKnownType"] > 0
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
