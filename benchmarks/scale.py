@@ -1,0 +1,181 @@
+"""The audit at scale: `--jobs` on every core against DuckDB and the `wc -l` reading floor, on a JSON Lines
+file of 2,000,000 rollout rows (about 1.2 GB), and the Parquet audit against a bare pyarrow column read.
+
+Every side runs as a fresh process on the same file, interleaved round after round. The generated files
+are cached under the temporary directory (keyed by the row generator's source), since writing 1.2 GB
+takes longer than all the timings together. DuckDB is a benchmark-only dependency (extra `bench`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import rollouts
+from common import Goal, Row, interleaved, median, spread, time_process
+
+FULL_ROWS = 2_000_000
+QUICK_ROWS = 5_000
+# Rows per Parquet row group, as a writer flushing every so often would leave them.
+ROW_GROUP = 100_000
+
+DUCKDB_SCRIPT = """
+import sys, duckdb
+rows = duckdb.sql(
+    "SELECT failure_kind, count(*) FROM read_json(?, format='newline_delimited', "
+    "columns={'failure_kind': 'VARCHAR'}, ignore_errors=true) GROUP BY failure_kind",
+    params=[sys.argv[1]],
+).fetchall()
+print(len(rows))
+"""
+
+ARROW_SCRIPT = """
+import sys
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+table = pq.read_table(sys.argv[1], columns=[sys.argv[2]])
+print(len(pc.value_counts(table.column(0))))
+"""
+
+
+def cache_folder() -> Path:
+    folder = Path(tempfile.gettempdir()) / "failure-kinds-bench"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def generated(rows: int) -> tuple[Path, Path]:
+    """The JSON Lines file of ``rows`` rollout rows and the same rows as Parquet, written once."""
+    generator = Path(rollouts.__file__).read_bytes() + f"row groups of {ROW_GROUP}".encode()
+    key = hashlib.sha256(generator).hexdigest()[:12]
+    jsonl = cache_folder() / f"rollouts-{rows}-{key}.jsonl"
+    parquet = jsonl.with_suffix(".parquet")
+    if not (jsonl.exists() and parquet.exists()):
+        write_both(jsonl, parquet, rows)
+    return jsonl, parquet
+
+
+def write_both(jsonl: Path, parquet: Path, rows: int) -> None:
+    # pyarrow has no type information; it stays behind Any here.
+    pa: Any = importlib.import_module("pyarrow")
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    random_source = random.Random(7)
+    partial_jsonl = jsonl.with_name(jsonl.name + ".partial")
+    partial_parquet = parquet.with_name(parquet.name + ".partial")
+    writer: Any = None
+    with partial_jsonl.open("w", encoding="utf-8") as text:
+        for start in range(0, rows, ROW_GROUP):
+            batch = [
+                rollouts.row(random_source, index) for index in range(start, min(rows, start + ROW_GROUP))
+            ]
+            text.writelines(json.dumps(row) + "\n" for row in batch)
+            table = pa.Table.from_pylist(batch)
+            if writer is None:
+                writer = pq.ParquetWriter(str(partial_parquet), table.schema)
+            writer.write_table(table)
+    if writer is not None:
+        writer.close()
+    partial_jsonl.replace(jsonl)
+    partial_parquet.replace(parquet)
+
+
+def audit_command(path: Path, *options: str) -> list[str]:
+    return [sys.executable, "-m", "failure_kinds", "audit", str(path), "--format", "json", *options]
+
+
+def peak_rss_kib(command: list[str]) -> int:
+    """The largest resident set of the process or any of its workers (Linux reports the maximum)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{command} exited with status {status}")
+    return usage.ru_maxrss
+
+
+def jobs() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def measure(quick: bool) -> list[Row]:
+    rows = QUICK_ROWS if quick else FULL_ROWS
+    repetitions = 1 if quick else 5
+    jsonl, parquet = generated(rows)
+    small_jsonl, _ = generated(rows // 10)
+    size_mb = jsonl.stat().st_size / 1e6
+    cores = jobs()
+    samples = interleaved(
+        {
+            "wc": lambda: time_process(["wc", "-l", str(jsonl)], 1)[0],
+            "duckdb": lambda: time_process([sys.executable, "-c", DUCKDB_SCRIPT, str(jsonl)], 1)[0],
+            "serial": lambda: time_process(audit_command(jsonl, "--jobs", "1"), 1)[0],
+            "parallel": lambda: time_process(audit_command(jsonl, "--jobs", str(cores)), 1)[0],
+            "arrow": lambda: time_process(
+                [sys.executable, "-c", ARROW_SCRIPT, str(parquet), "failure_kind"], 1
+            )[0],
+            "parquet": lambda: time_process(audit_command(parquet), 1)[0],
+        },
+        repetitions,
+    )
+    memory_big = median(
+        [peak_rss_kib(audit_command(jsonl, "--jobs", str(cores))) for _ in range(repetitions)]
+    )
+    memory_small = median(
+        [peak_rss_kib(audit_command(small_jsonl, "--jobs", str(cores))) for _ in range(repetitions)]
+    )
+    wc, duckdb, serial, parallel = (median(samples[name]) for name in ("wc", "duckdb", "serial", "parallel"))
+    arrow, ours_parquet = median(samples["arrow"]), median(samples["parquet"])
+    label = f"{rows:,} lines ({size_mb:,.0f} MB)"
+
+    def rate(seconds: float) -> str:
+        return f"{size_mb / seconds:,.0f} MB/s"
+
+    return [
+        Row(
+            name=f"audit --jobs {cores}, {label}",
+            measured=rate(parallel),
+            baseline=f"{rate(duckdb)} DuckDB read_json + GROUP BY",
+            ratio=duckdb / parallel,
+            spread=spread(samples["parallel"], 1, "s"),
+            goal=Goal(at_least=1.0),
+        ),
+        Row(
+            name=f"audit --jobs {cores} against the reading floor",
+            measured=rate(parallel),
+            baseline=f"{rate(wc)} wc -l",
+            ratio=wc / parallel,
+            spread=spread(samples["wc"], 1, "s"),
+            goal=Goal(),
+        ),
+        Row(
+            name=f"audit --jobs 1 (one core), {label}",
+            measured=rate(serial),
+            baseline=f"{rate(duckdb)} DuckDB read_json + GROUP BY",
+            ratio=duckdb / serial,
+            spread=spread(samples["serial"], 1, "s"),
+            goal=Goal(),
+        ),
+        Row(
+            name=f"audit --jobs {cores} peak memory per process, {rows:,} vs {rows // 10:,} lines",
+            measured=f"{memory_big / 1024:.1f} MiB",
+            baseline=f"{memory_small / 1024:.1f} MiB on {rows // 10:,} lines",
+            ratio=memory_big / memory_small,
+            spread="",
+            goal=Goal(at_most=1.15),
+        ),
+        Row(
+            name=f"audit Parquet, {rows:,} rows",
+            measured=f"{ours_parquet * 1e3:,.0f} ms",
+            baseline=f"{arrow * 1e3:,.0f} ms read_table(columns=[...]) + value_counts",
+            ratio=ours_parquet / arrow,
+            spread=spread(samples["parquet"], 1e3, "ms"),
+            goal=Goal(at_most=1.2),
+        ),
+    ]

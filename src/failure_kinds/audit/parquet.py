@@ -1,0 +1,252 @@
+"""Parquet inputs (the ``parquet`` extra, pyarrow): only the column at ``--field`` is read, in batches.
+
+A dotted field is a path into struct columns. The categories are the JSON Lines ones, row by row: a string
+is a kind, null (or a field the schema does not have, or a path through a column that is not a struct) is
+without a kind, any other type is invalid. Row numbers (from 1) take the place of line numbers:
+``path:row N``. A file that cannot be opened or decoded is named with its error, after the rows read
+before the break are counted.
+
+Counting works on Arrow's own tallies (dictionary encoding and value counts per batch), so no Python
+object is made per row; a batch holds at most BATCH_ROWS rows of the one column.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+
+from .decoding import INVALID, UNPARSEABLE
+from .errors import AuditError, describe_read_error
+from .state import PartialReport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Final
+
+    from .state import AuditSettings, Pins
+
+# Rows per batch: one column of this many rows, about a megabyte of typical kinds.
+BATCH_ROWS: Final = 65_536
+# A task reads runs of whole row groups of about this many rows (a quarter second of work or so).
+TASK_ROWS: Final = 8_000_000
+INSTALL_HINT: Final = "Parquet input needs pyarrow: pip install failure-kinds[parquet]"
+ROW: Final = "row"
+
+
+def arrow() -> tuple[Any, Any, Any]:
+    """pyarrow, pyarrow.compute and pyarrow.parquet, or a usage error saying how to install them.
+    pyarrow has no type information, so its objects are Any here and typed where they leave."""
+    try:
+        return (
+            importlib.import_module("pyarrow"),
+            importlib.import_module("pyarrow.compute"),
+            importlib.import_module("pyarrow.parquet"),
+        )
+    except ImportError:
+        raise AuditError(INSTALL_HINT) from None
+
+
+def available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | None, int]]:
+    """Runs of row groups for separate tasks: ``(first, stop, bytes)``; stop None means to the end. A file
+    whose footer cannot be read is one task, which reports the error."""
+    _, _, parquet = arrow()
+    try:
+        metadata: Any = parquet.ParquetFile(path, filesystem=filesystem).metadata
+    except Exception:
+        return [(0, None, 0)]
+    groups: int = metadata.num_row_groups
+    runs: list[tuple[int, int | None, int]] = []
+    first, rows, size = 0, 0, 0
+    for index in range(groups):
+        group: Any = metadata.row_group(index)
+        rows += int(group.num_rows)
+        size += sum(int(group.column(column).total_compressed_size) for column in range(group.num_columns))
+        if rows >= TASK_ROWS and index + 1 < groups:
+            runs.append((first, index + 1, size))
+            first, rows, size = index + 1, 0, 0
+    runs.append((first, None, size))
+    return runs
+
+
+def audit_parquet(
+    path: str,
+    settings: AuditSettings,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    pins: Pins | None = None,
+    fast: bool = True,
+    display: str | None = None,
+    filesystem: Any = None,
+) -> PartialReport:
+    """The partial report of row groups ``start`` to ``stop`` (None: the last) of the Parquet file
+    ``path``; a run that starts after the first row group continues the file's earlier rows."""
+    partial = PartialReport(settings, pins, fast)
+    add_parquet(partial, path, start, stop, display=display, continuation=start > 0, filesystem=filesystem)
+    return partial
+
+
+def add_parquet(
+    partial: PartialReport,
+    path: str,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    display: str | None = None,
+    continuation: bool = False,
+    filesystem: Any = None,
+) -> None:
+    """Count row groups ``start`` to ``stop`` of ``path`` into ``partial``, as a file of its own (or,
+    with ``continuation``, as the rest of the file its last part began)."""
+    pa, compute, parquet = arrow()
+    partial.start_file(display or path, continuation=continuation, unit=ROW)
+    try:
+        file: Any = parquet.ParquetFile(path, filesystem=filesystem)
+        last: int = file.metadata.num_row_groups if stop is None else stop
+        groups = list(range(start, last))
+        segments = partial.settings.field.split(".")
+        column = _column_path(pa, file.schema_arrow, segments)
+        if column is None:
+            # No such field in the schema, or the path runs through a non-struct: no row has a kind.
+            for group in groups:
+                rows = int(file.metadata.row_group(group).num_rows)
+                for offset in range(0, rows, BATCH_ROWS):
+                    _add(partial, {None: min(BATCH_ROWS, rows - offset)}, lambda value: 0)
+            return
+        for batch in file.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=[column]):
+            values: Any = batch.column(0)
+            for segment in segments[1:]:
+                values = compute.struct_field(values, segment)
+            counts, first_index = _tally(pa, compute, values)
+            _add(partial, counts, first_index)
+    except AuditError:
+        raise
+    except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
+        partial.add_error(_describe(error))
+
+
+def _column_path(pa: Any, schema: Any, segments: list[str]) -> str | None:
+    """The dotted column name to read for ``segments``, or None when no row can have the field."""
+    fields: Any = schema
+    for depth, segment in enumerate(segments):
+        index: int = fields.get_field_index(segment)
+        if index < 0:
+            return None  # absent, or a name that occurs twice (which no JSON object could hold)
+        field: Any = fields.field(index)
+        if depth + 1 < len(segments):
+            if not pa.types.is_struct(field.type):
+                return None
+            fields = field.type
+    return ".".join(segments)
+
+
+def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], Callable[[object], int]]:
+    """Counts per value in one batch (str, None, INVALID, UNPARSEABLE) and where each first occurs."""
+    kind: Any = values.type
+    rows: int = len(values)
+    nulls: int = values.null_count
+
+    def first_null(_: object) -> int:
+        return int(compute.index(compute.is_null(values), True).as_py())
+
+    if pa.types.is_null(kind) or nulls == rows:
+        return {None: rows}, first_null
+    if pa.types.is_dictionary(kind) and _is_text(pa, kind.value_type):
+        indices, dictionary = values.indices, values.dictionary
+    elif _is_text(pa, kind):
+        encoded: Any = compute.dictionary_encode(values)
+        indices, dictionary = encoded.indices, encoded.dictionary
+    else:
+        counts: dict[object, int] = {INVALID: rows - nulls}
+        if nulls:
+            counts[None] = nulls
+
+        def first_valid(value: object) -> int:
+            if value is None:
+                return first_null(value)
+            return int(compute.index(compute.is_valid(values), True).as_py())
+
+        return counts, first_valid
+    try:
+        words: list[str | None] = dictionary.to_pylist()
+    except Exception:  # text that is not UTF-8: decided row by row
+        return _row_by_row(pa, values)
+    tally = compute.value_counts(indices)
+    codes: list[int | None] = tally.field(0).to_pylist()
+    numbers: list[int] = tally.field(1).to_pylist()
+    counts = {}
+    code_of: dict[object, list[int]] = {}
+    for code, count in zip(codes, numbers, strict=True):
+        value = None if code is None else words[code]
+        counts[value] = counts.get(value, 0) + count
+        if code is not None:
+            code_of.setdefault(value, []).append(code)
+
+    def first_index(value: object) -> int:
+        if value is None:
+            return first_null(value)
+        return min(int(compute.index(indices, code).as_py()) for code in code_of[value])
+
+    return counts, first_index
+
+
+def _is_text(pa: Any, kind: Any) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
+
+
+def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], Callable[[object], int]]:
+    raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
+    decoded: list[object] = []
+    for item in raw:
+        if item is None:
+            decoded.append(None)
+            continue
+        try:
+            decoded.append(item.decode("utf-8"))
+        except UnicodeDecodeError:
+            decoded.append(UNPARSEABLE)
+    return dict(Counter(decoded)), decoded.index
+
+
+def _add(partial: PartialReport, counts: dict[object, int], first_index: Callable[[object], int]) -> None:
+    """Count one batch: through the partial's counted entry point when it has one, else row by row."""
+    add_counts: Any = getattr(partial, "add_counts", None)
+    rows = sum(counts.values())
+    if add_counts is not None:
+        add_counts(counts, first_index, rows)
+        return
+    # Rebuild the rows in order from the first occurrences: the tally only needs the counts and where
+    # each value first occurs, so every value's later rows may follow in any order.
+    firsts = sorted((first_index(value), index) for index, value in enumerate(counts))
+    order = list(counts)
+    rebuilt: list[object] = [None] * rows
+    filled = [False] * rows
+    for position, index in firsts:
+        rebuilt[position] = order[index]
+        filled[position] = True
+    remaining = [(order[index], counts[order[index]] - 1) for _, index in firsts]
+    cursor = 0
+    for value, count in remaining:
+        while count:
+            while filled[cursor]:
+                cursor += 1
+            rebuilt[cursor] = value
+            filled[cursor] = True
+            count -= 1
+    partial.add_values(rebuilt)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return describe_read_error(error)
+    message = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    if len(message) > 200:
+        message = message[:200] + "..."
+    return f"not a readable Parquet file ({message})"

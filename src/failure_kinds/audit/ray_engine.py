@@ -1,0 +1,275 @@
+"""A Ray cluster: ``failure-kinds audit --ray [ADDRESS] PATH...`` (the ``ray`` extra).
+
+The same tasks as ``--jobs`` (byte ranges of plain files cut at line starts, whole gzip files, runs of
+Parquet row groups) run as Ray tasks through Ray Data: a dataset of task descriptions, mapped one task per
+batch to the task's partial report as JSON, streamed back to this process and merged in input order. The
+report is identical to the local one.
+
+Paths are read where the tasks run. A local path must therefore be readable on every node (shared storage,
+or a one-node cluster); a URI (``s3://bucket/logs/``, ``gs://...``, ``file:///...``) is read through the
+filesystem pyarrow opens for it, with that filesystem's usual credentials on each node.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import json
+import logging
+
+from .errors import AuditError, describe_read_error
+from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, next_line_start, audit_tasks, plan
+from .sources import GZIP_MAGIC, STDIN, UntilError, expand_inputs, read_batches
+from .state import PartialReport, Pins
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import IO, Any, Final
+
+    from .parallel import ByteProgress
+    from .report import Report
+    from .state import AuditSettings
+
+INSTALL_HINT: Final = "--ray needs Ray: pip install failure-kinds[ray]"
+SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
+# Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
+RAY_CHUNK_BYTES: Final = 256 << 20
+
+
+def is_uri(path: str) -> bool:
+    return "://" in path
+
+
+def _ray() -> Any:
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise AuditError(INSTALL_HINT) from None
+
+
+def audit_ray(
+    inputs: Sequence[str],
+    settings: AuditSettings,
+    *,
+    address: str | None = None,
+    fast: bool = True,
+    progress: IO[str] | None = None,
+    chunk_bytes: int | None = None,
+) -> Report:
+    """Audit ``inputs`` (paths, directories, URIs) on the Ray cluster at ``address`` (None: the one
+    ``ray.init()`` finds, e.g. through RAY_ADDRESS, else a new local one). When this call starts Ray,
+    it also shuts it down."""
+    ray = _ray()
+    notes: list[str] = []
+    if STDIN in inputs:
+        raise AuditError("--ray reads files, directories and URIs, not - (stdin)")
+    tasks = _plan_all(inputs, notes, chunk_bytes or RAY_CHUNK_BYTES)
+    if any(task.kind == STREAM for task in tasks):
+        streams = ", ".join(task.display for task in tasks if task.kind == STREAM)
+        raise AuditError(f"--ray reads regular files only, not streams such as FIFOs: {streams}")
+    started = False
+    if not ray.is_initialized():
+        _quiet()
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+        except (ConnectionError, ValueError, RuntimeError) as error:
+            raise AuditError(
+                f"--ray {address or ''}: cannot connect to a Ray cluster ({error})".strip()
+            ) from None
+        started = True
+    try:
+        merged = audit_tasks(tasks, settings, _ray_runner(fast), progress)
+    finally:
+        if started:
+            ray.shutdown()
+    report = merged.report()
+    report.notes = notes
+    return report
+
+
+def _quiet() -> None:
+    """Ray Data's progress bars and INFO lines would mix with the report's stderr: the audit shows its
+    own progress line instead."""
+    import os
+
+    os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list[Task]:
+    """Tasks for local paths and URIs, in the order the inputs were given."""
+    tasks: list[Task] = []
+    for item in inputs:
+        planned = (
+            _plan_uri(item, notes, chunk_bytes)
+            if is_uri(item)
+            else plan(expand_inputs([item], notes), 1, chunk_bytes)
+        )
+        for task in planned:
+            tasks.append(
+                Task(len(tasks), task.kind, task.path, task.display, task.start, task.stop, task.size)
+            )
+    return tasks
+
+
+def _filesystem(uri: str) -> tuple[Any, str]:
+    fs: Any = importlib.import_module("pyarrow.fs")
+    try:
+        filesystem, path = fs.FileSystem.from_uri(uri)
+    except Exception as error:
+        raise AuditError(f"{uri}: not a URI pyarrow can open ({error})") from None
+    return filesystem, str(path)
+
+
+def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
+    """Tasks for one URI: a file, or a directory's *.jsonl, *.jsonl.gz and *.parquet files (sorted)."""
+    fs: Any = importlib.import_module("pyarrow.fs")
+    filesystem, path = _filesystem(uri)
+    scheme = uri[: uri.index("://") + 3]
+    try:
+        info: Any = filesystem.get_file_info(path)
+        if info.type == fs.FileType.Directory:
+            selector = fs.FileSelector(path, recursive=True)
+            found = sorted(
+                str(entry.path)
+                for entry in filesystem.get_file_info(selector)
+                if entry.type == fs.FileType.File and str(entry.path).endswith(SUFFIXES)
+            )
+            if not found:
+                notes.append(f"{uri}: no *.jsonl, *.jsonl.gz or *.parquet files under this URI")
+            files = [(scheme + name, name) for name in found]
+        else:
+            files = [(uri, path)]
+    except Exception:
+        files = [(uri, path)]  # the task reports why it cannot be read
+    tasks: list[Task] = []
+    for shown, name in files:
+        tasks.extend(_plan_remote_file(filesystem, shown, name, chunk_bytes))
+    return tasks
+
+
+def _plan_remote_file(filesystem: Any, shown: str, name: str, chunk_bytes: int) -> list[Task]:
+    if name.lower().endswith(".parquet"):
+        from .parquet import row_group_runs
+
+        return [
+            Task(0, PARQUET, shown, shown, first, stop, size)
+            for first, stop, size in row_group_runs(name, filesystem=filesystem)
+        ]
+    try:
+        size = int(filesystem.get_file_info(name).size or 0)
+        with filesystem.open_input_file(name) as file:
+            head = bytes(file.read(len(GZIP_MAGIC)))
+            if name.endswith(".gz") or head == GZIP_MAGIC:
+                return [Task(0, GZIP, shown, shown, 0, None, size)]
+            starts = [0]
+            target = chunk_bytes
+            while target < size:
+                start = next_line_start(file, target, size)
+                if start >= size:
+                    break
+                starts.append(start)
+                target = start + chunk_bytes
+    except Exception:
+        return [Task(0, LINES, shown, shown, 0, None, 0)]
+    return [
+        Task(0, LINES, shown, shown, start, stop, (size if stop is None else stop) - start)
+        for start, stop in zip(starts, [*starts[1:], None], strict=True)
+    ]
+
+
+def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
+    """The partial of a task whose path is a URI, read through pyarrow's filesystem for it."""
+    filesystem, path = _filesystem(task.path)
+    if task.kind == PARQUET:
+        from .parquet import audit_parquet
+
+        return audit_parquet(
+            path,
+            settings,
+            task.start,
+            task.stop,
+            pins=pins,
+            fast=fast,
+            display=task.display,
+            filesystem=filesystem,
+        )
+    partial = PartialReport(settings, pins, fast)
+    partial.start_file(task.display, continuation=task.start > 0)
+    try:
+        if task.kind == GZIP:
+            stream: Any = filesystem.open_input_stream(path)
+            guarded = UntilError(gzip.GzipFile(fileobj=stream, mode="rb"))
+        else:
+            stream = filesystem.open_input_file(path)
+            stream.seek(task.start)
+            guarded = UntilError(stream)
+        limit = None if task.stop is None else task.stop - task.start
+        with stream:
+            for lines in read_batches(guarded, settings.line_bytes, limit):
+                if lines is None:
+                    from .decoding import UNPARSEABLE
+
+                    partial.add_values([UNPARSEABLE])
+                else:
+                    partial.add_lines(lines)
+        if guarded.error is not None:
+            partial.add_error(describe_read_error(guarded.error))
+    except OSError as error:
+        partial.add_error(describe_read_error(error))
+    return partial
+
+
+def _map_tasks(
+    batch: dict[str, Any], settings_json: str, pins_json: str | None, fast: bool
+) -> dict[str, list[object]]:
+    """The map over task descriptions: each batch holds one task; its row becomes the partial's JSON."""
+    from .parallel import run_task_json
+    from .state import AuditSettings
+
+    indexes: list[object] = []
+    partials: list[object] = []
+    for task_json in batch["task"]:
+        task = Task.from_json(json.loads(str(task_json)))
+        if is_uri(task.path):
+            settings = AuditSettings.from_json(json.loads(settings_json))
+            pins = None if pins_json is None else Pins.from_json(json.loads(pins_json))
+            result = json.dumps(run_remote_task(task, settings, pins, fast).to_json())
+        else:
+            result = run_task_json(str(task_json), settings_json, pins_json, fast)
+        indexes.append(task.index)
+        partials.append(result)
+    return {"index": indexes, "partial": partials}
+
+
+def _ray_runner(fast: bool) -> Any:
+    def run(
+        tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+    ) -> PartialReport:
+        data: Any = importlib.import_module("ray.data")
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import
+        context: Any = data.DataContext.get_current()
+        context.enable_progress_bars = False
+        settings_json = json.dumps(settings.to_json())
+        pins_json = None if pins is None else json.dumps(pins.to_json())
+        merge = OrderedMerge()
+        if not tasks:
+            return merge.result(settings)
+        items = [{"task": json.dumps(task.to_json())} for task in tasks]
+        dataset: Any = data.from_items(items, override_num_blocks=len(items))
+        mapped: Any = dataset.map_batches(
+            _map_tasks,
+            batch_size=1,
+            num_cpus=1,
+            fn_kwargs={"settings_json": settings_json, "pins_json": pins_json, "fast": fast},
+        )
+        sizes = {task.index: task.size for task in tasks}
+        for row in mapped.iter_rows():
+            index = int(row["index"])
+            merge.add(index, PartialReport.from_json(json.loads(str(row["partial"]))))
+            meter.advance(sizes[index])
+        return merge.result(settings)
+
+    return run
