@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from failure_kinds import lint
 
@@ -213,6 +215,11 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "bad.py").write_text('row = {"failure_kind": "judge_faild"}\n')
     (project / "good.py").write_text('row = {"failure_kind": "judge_failed"}\n')
+    # The project's declaration is picked up from its pyproject.toml, where pre-commit runs the hook.
+    (project / "pyproject.toml").write_text(
+        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
+    )
+    (project / "undeclared.py").write_text('row = {"failure_kind": "swe_env:patch_aply_failed"}\n')
     environment = {
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "PATH": str(Path(shutil.which("git") or "git").parent),
@@ -223,6 +230,13 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     )
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "bad.py:1:24: FK001 unregistered failure kind 'judge_faild'" in failing.stdout
+    undeclared = subprocess.run(
+        [*command, "undeclared.py"], cwd=project, capture_output=True, text=True, env=environment
+    )
+    assert undeclared.returncode == 1, undeclared.stdout + undeclared.stderr
+    assert (
+        "undeclared.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed'" in undeclared.stdout
+    )
     passing = subprocess.run(
         [*command, "good.py"], cwd=project, capture_output=True, text=True, env=environment
     )
@@ -237,3 +251,338 @@ def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: p
     findings, unreadable = lint.lint_paths([str(tmp_path)])
     assert unreadable == [f"{secret}: Permission denied"]
     assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]
+
+
+# Declared namespaces (FK003)
+
+SWE = {"swe_env": ("patch_apply_failed", "test_collection_error")}
+
+
+def declared_findings(source: str) -> list[tuple[int, int, str, str]]:
+    checker = lint.Checker(lint.DEFAULT_FIELDS, SWE)
+    return [
+        (finding.line, finding.col, finding.code, finding.message)
+        for finding in checker.check_source(textwrap.dedent(source).encode(), "example.py")
+    ]
+
+
+def test_undeclared_kind_of_a_declared_server_is_fk003_with_suggestion() -> None:
+    source = """\
+        record(failure_kind="swe_env:patch_aply_failed")
+        record(failure_kind="swe_env:patch_apply_failed")
+        record(failure_kind="web_env:anything_goes")
+        record(failure_kind="swe_env:invented_here")
+        record(failure_kind="swe_env:Bad")
+        row = {"failure_kind": "swe_env:test_colection_error"}  # noqa: FK003
+        """
+    assert declared_findings(source) == [
+        (
+            1,
+            21,
+            "FK003",
+            "undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; "
+            "did you mean 'swe_env:patch_apply_failed'?",
+        ),
+        (4, 21, "FK003", "undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind"),
+        (
+            5,
+            21,
+            "FK002",
+            "malformed namespaced failure kind 'swe_env:Bad': expected <server>:<kind>, each [a-z][a-z0-9_]*",
+        ),
+    ]
+    # Without the declaration every well-formed namespaced kind passes, as before.
+    assert codes_by_line(source) == [(5, "FK002")]
+
+
+# Where lint sees kinds that checkers cannot: match statements and annotated names
+
+
+def test_match_cases_on_a_kind_are_checked() -> None:
+    source = """\
+        match row["failure_kind"]:
+            case "transport_timout":
+                pass
+            case "cancelled" | "judge_faild" | "swe_env:patch_aply_failed":
+                pass
+            case ("verifer_error" | "shutdown") as kind:
+                pass
+            case other:
+                pass
+        match result.failure_kind:
+            case "sesion_lost":
+                pass
+        match something_else:
+            case "not_a_kind":
+                pass
+        match row["reason"]:
+            case "not_a_kind":
+                pass
+        """
+    assert [(line, code) for line, _, code, _ in declared_findings(source)] == [
+        (2, "FK001"),
+        (4, "FK001"),
+        (4, "FK003"),
+        (6, "FK001"),
+        (11, "FK001"),
+    ]
+
+
+def test_names_and_attributes_annotated_as_kinds_are_checked() -> None:
+    source = """\
+        from typing import Final, Optional
+        import failure_kinds as fk
+        from failure_kinds import AnyFailureKind, FailureKind, FailureKindName
+        from myenv.failure_kinds_declared import ProjectFailureKind
+
+
+        class Row:
+            kind: FailureKindName
+            other: str
+
+
+        def handle(k: AnyFailureKind, e: FailureKind, p: "ProjectFailureKind",
+                   o: Optional[fk.FailureKindName], n: FailureKindName | None, plain: str,
+                   many: list[FailureKindName]) -> None:
+            if k == "transport_timout": pass
+            if e != "cancel": pass
+            if "verifer_error" == p: pass
+            if o in ("cancelled", "judge_faild"): pass
+            if n not in {"shutdwn"}: pass
+            if plain == "not_a_kind": pass
+            if many == ["not_a_kind"]: pass
+            match k:
+                case "agent_timout":
+                    pass
+            match plain:
+                case "not_a_kind":
+                    pass
+
+
+        limit: Final[FailureKindName] = "cohort_incomplete"
+        saved: FailureKindName = "persistance_failed"
+        row = Row()
+        if row.kind == "kill_shapd": pass
+        if row.other == "not_a_kind": pass
+        if self.current == "not_a_kind": pass
+        """
+    assert codes_by_line(source) == [(line, "FK001") for line in (15, 16, 17, 18, 19, 23, 31, 33)]
+
+
+def test_non_literals_stay_silent_in_the_new_positions() -> None:
+    source = """\
+        def handle(k: FailureKindName, prefix: str) -> None:
+            if k == f"{prefix}_timeout": pass
+            if k in (prefix, choose("bad")): pass
+            match k:
+                case Constants.BAD:
+                    pass
+                case [x, y]:
+                    pass
+                case {"failure_kind": "nested_is_not_the_subject"}:
+                    pass
+        """
+    assert findings_in(source) == []
+
+
+# Lint never aborts the run
+
+DEEP_SOURCES = {
+    "attribute chain": "y = a" + ".b" * 5000 + "\n",
+    "long attribute chain": "y = a" + ".b" * 100_000 + "\n",
+    "operator chain": "y = 1" + " + 1" * 100_000 + "\n",
+    "call chain": "y = f" + "()" * 50_000 + "\n",
+    "subscript chain": "y = a" + "[0]" * 100_000 + "\n",
+    "nested brackets": "y = " + "[" * 5000 + "]" * 5000 + "\n",
+    "unary chain": "y = " + "-" * 100_000 + "x\n",
+    "not chain": "y = " + "not " * 100_000 + "x\n",
+    "nested lambdas": "y = " + "lambda: " * 20_000 + "x\n",
+    "nested blocks": "".join(" " * depth + "if x:\n" for depth in range(200)) + " " * 200 + "pass\n",
+    "annotation chain": "k: " + " | ".join(["FailureKindName"] * 20_000) + ' = "bad"\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEEP_SOURCES))
+def test_deeply_nested_source_is_fk000_or_linted_never_a_crash(name: str) -> None:
+    source = '{"failure_kind": "bad"}\n' + DEEP_SOURCES[name]
+    findings = lint.Checker().check_source(source.encode(), "deep.py")
+    codes = [finding.code for finding in findings]
+    # Either the parser copes (and the finding on line 1 is reported) or the file is FK000 with the reason.
+    assert codes in (["FK000"], ["FK001"], ["FK001", "FK001"]), codes
+    if codes == ["FK000"]:
+        assert findings[0].message.startswith("cannot parse")
+
+
+def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
+    """Through the command, with bounded memory and time: every deep file is FK000 or linted, and the
+    ordinary file after them is still reported."""
+    for index, name in enumerate(sorted(DEEP_SOURCES)):
+        (tmp_path / f"a_{index:02d}.py").write_text(DEEP_SOURCES[name])
+    (tmp_path / "z_last.py").write_text('row = {"failure_kind": "judge_faild"}\n')
+    limit = (
+        "import resource, runpy, sys;"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, 2 * 1024 ** 3));"
+        "sys.argv = ['failure-kinds', 'lint', sys.argv[1]];"
+        "runpy.run_module('failure_kinds', run_name='__main__')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", limit, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout.splitlines()[-1].startswith(f"{tmp_path / 'z_last.py'}:1:")
+    assert all(": FK000 cannot parse" in line for line in result.stdout.splitlines()[:-1])
+
+
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "a_fifo.py").parent.mkdir(exist_ok=True)
+    os.mkfifo(tmp_path / "a_fifo.py")
+    (tmp_path / "b_device.py").symlink_to("/dev/zero")
+    (tmp_path / "c_bad.py").write_text('row = {"failure_kind": "bad"}\n')
+    # Inside a directory walk they are skipped: nobody meant them, and reading would hang or never end.
+    findings, unreadable = lint.lint_paths([str(tmp_path)])
+    assert [Path(finding.path).name for finding in findings] == ["c_bad.py"]
+    assert unreadable == []
+    # Named directly they are an error, not a hang and not a MemoryError.
+    result = run(str(tmp_path / "a_fifo.py"), "/dev/zero", str(tmp_path / "c_bad.py"))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"failure-kinds lint: {tmp_path / 'a_fifo.py'}: not a regular file",
+        "failure-kinds lint: /dev/zero: not a regular file",
+    ]
+    assert result.stdout.startswith(f"{tmp_path / 'c_bad.py'}:1:")
+
+
+def test_files_past_the_size_cap_are_fk000_unread(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    with big.open("wb") as file:
+        file.write(b'row = {"failure_kind": "bad"}\n')
+        file.truncate(lint.SIZE_LIMIT + 1)  # sparse: costs no disk
+    findings, _ = lint.lint_paths([str(big)])
+    assert [(finding.code, finding.message) for finding in findings] == [
+        ("FK000", f"larger than {lint.SIZE_LIMIT // (1024 * 1024)} MiB; not read")
+    ]
+
+
+def test_missing_paths_and_unreadable_directories_are_named_the_rest_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "hidden.py").write_text('row = {"failure_kind": "bad"}\n')
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
+    real_scandir = os.scandir
+    locked = str(tmp_path / "locked")
+
+    def refusing_scandir(path: str) -> object:
+        if str(path) == locked:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    # Permissions mean nothing to root, as CI runs, so the refusal is what listing raises.
+    monkeypatch.setattr(os, "scandir", refusing_scandir)
+    findings, unreadable = lint.lint_paths([str(tmp_path / "missing.py"), str(tmp_path)])
+    assert unreadable == [
+        f"{tmp_path / 'missing.py'}: no such file or directory",
+        f"{locked}: Permission denied",
+    ]
+    assert [Path(finding.path).name for finding in findings] == ["bad.py"]
+
+
+def test_missing_path_is_exit_2_with_the_rest_reported(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
+    result = run(str(tmp_path / "missing.py"), str(tmp_path / "bad.py"))
+    assert result.returncode == 2
+    assert result.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file or directory\n"
+    assert result.stdout.count("FK001") == 1
+
+
+def test_unknown_coding_cookie_is_fk000() -> None:
+    (finding,) = lint.Checker().check_source(
+        b'# -*- coding: klingon -*-\nrow = {"failure_kind": "bad"}\n', "x.py"
+    )
+    assert (finding.code, finding.line, finding.col) == ("FK000", 1, 1)
+    assert "unknown encoding" in finding.message
+
+
+ENCODABLE = st.text(alphabet=st.characters(codec="latin-1", exclude_categories=("Cc", "Cs")), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prefix=ENCODABLE,
+    encoding=st.sampled_from(["latin-1", "utf-8", "cp1252", "iso-8859-15"]),
+    bom=st.booleans(),
+)
+def test_columns_count_characters_in_the_declared_encoding(prefix: str, encoding: str, bom: bool) -> None:
+    line = f"x = {prefix!r}, {{'failure_kind': 'bad'}}"
+    try:
+        body = line.encode(encoding)
+    except UnicodeEncodeError:
+        return
+    cookie = f"# -*- coding: {encoding} -*-\n".encode()
+    if bom:
+        if encoding != "utf-8":
+            return
+        cookie = b"\xef\xbb\xbf" + cookie
+    (finding,) = lint.Checker().check_source(cookie + body + b"\n", "x.py")
+    assert finding.code == "FK001"
+    assert (finding.line, finding.col) == (2, line.index("'bad'") + 1)
+
+
+def test_file_names_are_shown_escaped(tmp_path: Path) -> None:
+    import os
+
+    crafted = "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
+    (tmp_path / crafted).write_text('row = {"failure_kind": "bad"}\n')
+    raw = os.fsencode(tmp_path) + b"/caf\xe9.py"
+    with open(raw, "wb") as file:
+        file.write(b'row = {"failure_kind": "bad"}\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "lint", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert all(": FK001 unregistered failure kind 'bad'" in line for line in lines)
+    assert "\x1b" not in result.stdout
+    assert "\\x1b" in result.stdout
+    assert "\\n" in result.stdout
+    assert "\\udce9" in result.stdout or "\\xe9" in result.stdout
+
+
+# Configuration through the command
+
+
+def test_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
+    )
+    producer = project / "src" / "producer.py"
+    producer.write_text('row = {"failure_kind": "swe_env:patch_aply_failed"}\n')
+    found = run("producer.py", cwd=project / "src")
+    assert found.returncode == 1
+    assert found.stdout == (
+        "producer.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no "
+        "such kind; did you mean 'swe_env:patch_apply_failed'?\n"
+    )
+    elsewhere = tmp_path / "kinds.toml"
+    elsewhere.write_text('[namespaces]\nswe_env = ["patch_aply_failed"]\n')
+    assert run(str(producer), "--config", str(elsewhere), cwd=tmp_path).returncode == 0
+    elsewhere.write_text('[namespaces]\nswe_env = ["Patch"]\n')
+    malformed = run(str(producer), "--config", str(elsewhere), cwd=tmp_path)
+    assert malformed.returncode == 2
+    assert malformed.stdout == ""
+    assert malformed.stderr == (
+        "failure-kinds lint: error: kinds.toml: [namespaces] 'swe_env': the kind 'Patch' does not match "
+        "[a-z][a-z0-9_]*\n"
+    )
