@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     # Unbounded: validate_failure_kind takes anything a boundary hands it and returns it as it came.
     _T = TypeVar("_T")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class FailureKind(enum.StrEnum):
