@@ -1,0 +1,133 @@
+"""failure-kinds check with a project's declared namespaces, and with the inputs a shell can hand it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failure_kinds import FAILURE_KINDS
+from failure_kinds.cli import check_name
+
+DECLARED = {"swe_env": ("patch_apply_failed", "test_collection_error")}
+
+
+def run(
+    *arguments: str, cwd: Path, stdin: int | None = None, text_input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "check", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=stdin,
+        input=text_input,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed", "test_collection_error"]\n'
+    )
+    return tmp_path
+
+
+def test_undeclared_kinds_are_named_with_a_suggestion_and_exit_1(project: Path) -> None:
+    result = run(
+        "swe_env:patch_aply_failed", "swe_env:patch_apply_failed", "web_env:page_load_failed", cwd=project
+    )
+    assert result.returncode == 1
+    assert result.stdout == (
+        "swe_env:patch_aply_failed   undeclared, did you mean 'swe_env:patch_apply_failed'?\n"
+        "swe_env:patch_apply_failed  namespaced\n"
+        "web_env:page_load_failed    namespaced\n"
+    )
+    declared_only = run("swe_env:test_collection_error", "cancelled", cwd=project)
+    assert (declared_only.returncode, declared_only.stderr) == (0, "")
+
+
+def test_json_names_the_category(project: Path) -> None:
+    result = run("--format", "json", "swe_env:invented", cwd=project)
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == [
+        {"name": "swe_env:invented", "category": "undeclared", "suggestion": None}
+    ]
+
+
+def test_declarations_come_from_config_option_too(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    config = elsewhere / "kinds.toml"
+    config.write_text('[namespaces]\nweb_env = ["page_load_failed"]\n')
+    result = run("--config", str(config), "web_env:page_lod_failed", "swe_env:anything", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "web_env:page_lod_failed  undeclared, did you mean 'web_env:page_load_failed'?",
+        "swe_env:anything         namespaced",
+    ]
+
+
+def test_malformed_declaration_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.failure-kinds.namespaces]\nswe_env = "patch_apply_failed"\n'
+    )
+    result = run("cancelled", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "failure-kinds check: error: pyproject.toml: [tool.failure-kinds.namespaces] 'swe_env': "
+        "must be a list of kind names (strings)\n"
+    )
+
+
+def test_stdin_closed_is_one_line_and_exit_2(project: Path) -> None:
+    # The shell closes descriptor 0 before the interpreter starts, so sys.stdin is None.
+    shell = subprocess.run(
+        f"{sys.executable} -m failure_kinds check - <&-",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
+    assert shell.returncode == 2
+    assert shell.stdout == ""
+    assert shell.stderr == "failure-kinds check: error: - reads standard input, which is closed\n"
+
+
+def test_stdin_names_include_undeclared(project: Path) -> None:
+    result = run("-", cwd=project, text_input="swe_env:patch_apply_failed\nswe_env:test_colection_error\n")
+    assert result.returncode == 1
+    assert (
+        "swe_env:test_colection_error  undeclared, did you mean 'swe_env:test_collection_error'?"
+        in result.stdout
+    )
+
+
+NAMESPACED = st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,20}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(NAMESPACED, st.text(max_size=40), st.sampled_from(sorted(FAILURE_KINDS))))
+def test_category_follows_the_declaration(name: str) -> None:
+    verdict = check_name(name, DECLARED)
+    server, colon, kind = name.partition(":")
+    if name in FAILURE_KINDS:
+        expected = "registered"
+    elif verdict["category"] in ("namespaced", "undeclared"):
+        # Well-formed namespaced: undeclared exactly when the server is declared and the kind is not.
+        assert colon
+        expected = "undeclared" if server in DECLARED and kind not in DECLARED[server] else "namespaced"
+    else:
+        expected = "unregistered"
+    assert verdict["category"] == expected
+    if verdict["category"] == "undeclared" and verdict["suggestion"] is not None:
+        assert verdict["suggestion"].startswith(f"{server}:")
+    # Without a declaration nothing is ever undeclared.
+    assert check_name(name)["category"] != "undeclared"
