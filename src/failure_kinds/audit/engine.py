@@ -106,28 +106,27 @@ def _read(
 ) -> None:
     part = partial.files[-1]
     try:
-        guarded, reader = open_source(source, start)
+        data = open_source(source, start)
     except OSError as error:
         partial.add_error(describe_read_error(error))
         return
     try:
-        with reader:
-            for lines in read_batches(
-                reader, partial.settings.line_bytes, None if stop is None else stop - start
-            ):
-                if lines is None:
-                    partial.add_values([UNPARSEABLE])
-                else:
-                    partial.add_lines(lines)
-                if progress is not None:
-                    progress.update(source.display, part.records)
-    except OSError as error:
-        partial.add_error(describe_read_error(error))
+        limit = None if stop is None else stop - start
+        for lines in read_batches(data, partial.settings.line_bytes, limit):
+            if lines is None:
+                partial.add_values([UNPARSEABLE])
+            elif isinstance(lines, int):
+                partial.add_blank(lines)
+            else:
+                partial.add_lines(lines)
+            if progress is not None:
+                progress.update(source.display, part.records)
     finally:
+        data.close()
         if progress is not None:
             progress.clear()
-    if guarded.error is not None:
-        partial.add_error(describe_read_error(guarded.error))
+    if data.error is not None:
+        partial.add_error(describe_read_error(data.error))
 
 
 def audit(

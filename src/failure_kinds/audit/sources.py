@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -10,12 +11,8 @@ from .errors import AuditError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
-    from typing import Any, BinaryIO, Final, Protocol
-
-    class _Readable(Protocol):
-        def read(self, size: int = -1, /) -> bytes: ...
-        def close(self) -> None: ...
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import BinaryIO, Final
 
 
 # Lines are read and decoded in batches of about this many bytes.
@@ -59,99 +56,167 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
     return sources
 
 
-class UntilError(io.RawIOBase):
-    """Reads ``stream`` until it fails, then reports end of data and keeps the error.
+class Input:
+    """The bytes of one input, decompressed. A read that fails ends the data and keeps the error.
 
     A truncated gzip file raises only when its end is reached; this way every complete line before the
     break is still counted, and the error is reported afterwards.
     """
 
-    def __init__(self, stream: _Readable) -> None:
-        self.stream: _Readable = stream
-        # read1 hands over what one underlying read produced, so a failure costs only that read.
-        self.read_some: Any = getattr(stream, "read1", stream.read)
+    def __init__(self, read: Callable[[int], bytes], close: Callable[[], None]) -> None:
+        self._read: Callable[[int], bytes] = read
+        self._close: Callable[[], None] = close
         self.error: BaseException | None = None
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
+    def read(self, size: int) -> bytes:
+        """At most ``size`` bytes; b"" at the end or after an error."""
         if self.error is not None:
-            return 0
+            return b""
         try:
-            data = self.read_some(len(buffer))
-        except Exception as error:  # OSError, EOFError, zlib.error: all end the file the same way
+            return self._read(size)
+        except Exception as error:  # OSError, EOFError, zlib.error: all end the input the same way
             self.error = error
-            return 0
-        buffer[: len(data)] = data
-        return len(data)
+            return b""
+
+    def close(self) -> None:
+        self._close()
+
+
+class _Prefixed:
+    """A stream with the bytes already read from its start put back, for readers that cannot seek
+    (pipes, FIFOs, ``<(zcat ...)``): gzip is recognised by its first bytes without seeking back."""
+
+    def __init__(self, prefix: bytes, stream: BinaryIO) -> None:
+        self.prefix: bytes = prefix
+        self.stream: BinaryIO = stream
+        self._read_some: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self.prefix:
+            data, self.prefix = self.prefix, b""
+            if size < 0:
+                return data + self.stream.read()
+            return data if len(data) >= size else data + self._read_some(size - len(data))
+        return self.stream.read(size)
+
+    def read1(self, size: int = -1, /) -> bytes:
+        if self.prefix:
+            return self.read(size)
+        return self._read_some(size)
+
+    def seek(self, offset: int, /) -> int:
+        raise io.UnsupportedOperation("a stream read as it comes is not seekable")
 
     def close(self) -> None:
         self.stream.close()
-        super().close()
 
 
-def open_source(source: Source, start: int = 0) -> tuple[UntilError, io.BufferedReader]:
-    """A reader of the source's (decompressed) bytes, from byte ``start`` of a plain file."""
+def open_source(source: Source, start: int = 0) -> Input:
+    """The source's (decompressed) bytes, from byte ``start`` of a plain file. Nothing is sought except
+    ``start`` itself, so pipes, FIFOs and process substitutions are read like stdin."""
     raw: BinaryIO
     if source.path is None:
-        raw = sys.stdin.buffer
-        peek = getattr(raw, "peek", None)  # a buffered stdin can be looked at without consuming it
-        head: bytes = peek(2)[:2] if peek is not None else b""
+        stdin = sys.stdin
+        raw_stdin: BinaryIO | None = getattr(stdin, "buffer", None) if stdin is not None else None
+        if raw_stdin is None or raw_stdin.closed:
+            raise OSError(errno.EBADF, "stdin is closed")
+        raw = raw_stdin
     else:
-        raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned reader
-        head = raw.read(2)
-        raw.seek(start)
+        raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned Input
+    try:
         if start:
-            head = b""  # a range of a plain file; gzip is read whole
-    stream: _Readable = raw
-    if head == GZIP_MAGIC or source.display.endswith(".gz"):
+            raw.seek(start)  # a range of a plain file; gzip is read whole
+            head = b""
+        else:
+            head = raw.read(2)
+    except BaseException:
+        raw.close()
+        raise
+    stream = _Prefixed(head, raw)
+    if head == GZIP_MAGIC or (not start and source.display.endswith(".gz")):
         import gzip
 
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")
-    guarded = UntilError(stream)
-    return guarded, io.BufferedReader(guarded, BATCH_BYTES)
+        unzipped = gzip.GzipFile(fileobj=stream, mode="rb")
+
+        def close_both() -> None:
+            unzipped.close()
+            raw.close()
+
+        return Input(unzipped.read1, close_both)
+    return Input(stream.read1, raw.close)
+
+
+# Bytes that make a line blank when it holds nothing else (what bytes.isspace() accepts).
+_WHITE_SPACE: Final = b" \t\n\r\x0b\x0c"
+_WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 
 def read_batches(
-    reader: _Readable, line_bytes: int, limit: int | None = None
-) -> Iterator[list[bytes] | None]:
-    """The lines of ``reader`` (without their newline), about BATCH_BYTES at a time; ``None`` stands for
-    one line longer than ``line_bytes``, which is skipped as it streams past, never held whole. Reads at
-    most ``limit`` bytes when given. Newlines are b"\\n" only: a lone carriage return is part of a line.
+    data: Input, line_bytes: int, limit: int | None = None
+) -> Iterator[list[bytes] | int | None]:
+    """The lines of ``data`` (with their newline, but the last maybe), about BATCH_BYTES at a time.
+
+    ``None`` stands for one line longer than ``line_bytes``, skipped as it streams past and never held
+    whole; an int for that many blank lines in a row, counted without making a line of each. Reads at
+    most ``limit`` bytes when given. Only b"\\n" ends a line.
     """
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
     skipping = False  # inside an overlong line: discard until its newline
     while limit is None or limit > 0:
-        chunk = reader.read(BATCH_BYTES if limit is None else min(BATCH_BYTES, limit))
+        chunk = data.read(BATCH_BYTES if limit is None else min(BATCH_BYTES, limit))
         if not chunk:
             break
         if limit is not None:
             limit -= len(chunk)
-        if skipping:
+        offset = 0  # where the lines not yet handed over start in ``chunk``
+        joined: bytes | None = None  # the line that ``pending`` began, once complete
+        if skipping or pending:
             end = chunk.find(b"\n")
             if end < 0:
+                if not skipping:
+                    pending.append(chunk)
+                    pending_size += len(chunk)
+                    if pending_size > line_bytes:
+                        pending, pending_size, skipping = [], 0, True
                 continue
-            skipping = False
-            yield None
-            chunk = chunk[end + 1 :]
-        lines = chunk.split(b"\n")
-        tail = lines.pop()
-        if lines and pending:
-            lines[0] = b"".join(pending) + lines[0]
-            pending, pending_size = [], 0
+            if skipping:
+                skipping = False
+                yield None
+            else:
+                pending.append(chunk[: end + 1])
+                joined = b"".join(pending)
+                pending, pending_size = [], 0
+                if len(joined) - 1 > line_bytes:
+                    joined = None
+                    yield None
+            offset = end + 1
+        if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES and joined is None:
+            # Blank lines at the start of a read are counted without splitting them: a file of nothing
+            # else costs less than one of records.
+            rest = (
+                len(chunk.lstrip(_WHITE_SPACE)) if offset == 0 else len(chunk[offset:].lstrip(_WHITE_SPACE))
+            )
+            blank_end = chunk.rfind(b"\n", offset, len(chunk) - rest) + 1
+            if blank_end:
+                yield chunk.count(b"\n", offset, blank_end)
+                offset = blank_end
+        stream = io.BytesIO(chunk)  # shares the bytes: nothing is copied to read lines from it
+        stream.seek(offset)
+        lines = stream.readlines()
+        if lines and not lines[-1].endswith(b"\n"):
+            tail = lines.pop()
+            if len(tail) > line_bytes:
+                skipping = True
+            else:
+                pending, pending_size = [tail], len(tail)
+        if joined is not None:
+            lines.insert(0, joined)
         if lines:
-            if max(map(len, lines)) > line_bytes:
+            if line_bytes < len(chunk) and max(map(len, lines)) > line_bytes:
                 yield from _without_overlong(lines, line_bytes)
             else:
                 yield lines
-        if tail:
-            pending.append(tail)
-            pending_size += len(tail)
-            if pending_size > line_bytes:
-                pending, pending_size = [], 0
-                skipping = True
     if skipping:
         yield None
     elif pending:
@@ -162,7 +227,7 @@ def read_batches(
 def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[bytes] | None]:
     start = 0
     for index, line in enumerate(lines):
-        if len(line) > line_bytes:
+        if len(line) - line.endswith(b"\n") > line_bytes:
             if index > start:
                 yield lines[start:index]
             yield None

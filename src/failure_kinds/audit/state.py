@@ -430,7 +430,7 @@ class PartialReport:
         if max(map(len, lines)) > cap:
             start = 0
             for index, line in enumerate(lines):
-                if len(line) > cap:
+                if len(line) - line.endswith(b"\n") > cap:
                     self.add_lines(lines[start:index])
                     self.add_values([UNPARSEABLE])
                     start = index + 1
@@ -442,13 +442,17 @@ class PartialReport:
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = make_decoder(self.settings.field.split("."), self.fast)
-        if b"" in lines:
-            # Empty lines are left out before decoding (a file of nothing else costs no more than
-            # records); the lines list still gives every value its physical line.
-            present = list(filter(None, lines))
+        if b"\n" in lines or b"" in lines:
+            # Empty lines are left out before decoding, which would take the careful path for them;
+            # the lines list still gives every value its physical line.
+            present = [line for line in lines if line and line != b"\n"]
             self._add(decoder.batch(present) if present else [], len(lines), lines)
         else:
             self._add(decoder.batch(lines), len(lines), None)
+
+    def add_blank(self, lines: int) -> None:
+        """The next ``lines`` lines of the current file are blank (not records, but lines)."""
+        self.files[-1].lines += lines
 
     def add_values(self, values: list[object]) -> None:
         """Count the next lines (or rows) of the current file, already decoded: each a str (with a kind),
@@ -480,7 +484,7 @@ class PartialReport:
             if sparse is None:
                 return first_line + index
             if not positions:
-                positions.extend(number for number, line in enumerate(sparse) if line)
+                positions.extend(number for number, line in enumerate(sparse) if line and line != b"\n")
             return first_line + positions[index]
 
         values_tally = self.values
