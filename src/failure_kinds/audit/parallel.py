@@ -316,14 +316,17 @@ def audit_parallel(
     fast: bool = True,
     progress: IO[str] | None = None,
     chunk_bytes: int | None = None,
+    min_bytes: int = 0,
 ) -> Report:
     """Audit ``inputs`` (paths, directories, ``-``) with ``jobs`` worker processes (None: one per
-    available core). The report is identical to the one-pass report of the same inputs."""
+    available core); inputs of fewer than ``min_bytes`` in all are audited in this process. The report
+    is identical to the one-pass report of the same inputs."""
     jobs = default_jobs() if jobs is None else jobs
     notes: list[str] = []
     sources = expand_inputs(inputs, notes)
     tasks = plan(sources, jobs, chunk_bytes)
-    if jobs <= 1 or len(tasks) <= 1 or any(task.kind == STREAM for task in tasks):
+    serial = jobs <= 1 or len(tasks) <= 1 or sum(task.size for task in tasks) < min_bytes
+    if serial or any(task.kind == STREAM for task in tasks):
         merged = audit_serial(sources, settings, fast=fast, progress=progress)
     else:
         runner = _pool_runner(jobs, fast)
