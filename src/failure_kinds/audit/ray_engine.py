@@ -17,14 +17,15 @@ import importlib
 import json
 import logging
 
+from .decoding import UNPARSEABLE
 from .errors import AuditError, describe_read_error
-from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, next_line_start, audit_tasks, plan
-from .sources import GZIP_MAGIC, STDIN, UntilError, expand_inputs, read_batches
+from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, audit_tasks, next_line_start, plan
+from .sources import GZIP_MAGIC, STDIN, Input, expand_inputs, read_batches
 from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import IO, Any, Final
 
     from .parallel import ByteProgress
@@ -199,27 +200,49 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
     partial = PartialReport(settings, pins, fast)
     partial.start_file(task.display, continuation=task.start > 0)
     try:
-        if task.kind == GZIP:
-            stream: Any = filesystem.open_input_stream(path)
-            guarded = UntilError(gzip.GzipFile(fileobj=stream, mode="rb"))
-        else:
-            stream = filesystem.open_input_file(path)
-            stream.seek(task.start)
-            guarded = UntilError(stream)
-        limit = None if task.stop is None else task.stop - task.start
-        with stream:
-            for lines in read_batches(guarded, settings.line_bytes, limit):
-                if lines is None:
-                    from .decoding import UNPARSEABLE
-
-                    partial.add_values([UNPARSEABLE])
-                else:
-                    partial.add_lines(lines)
-        if guarded.error is not None:
-            partial.add_error(describe_read_error(guarded.error))
+        raw: Any = filesystem.open_input_file(path)
     except OSError as error:
         partial.add_error(describe_read_error(error))
+        return partial
+    if task.kind == GZIP:
+        unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+
+        def close_both() -> None:
+            unzipped.close()
+            raw.close()
+
+        data = Input(unzipped.read1, close_both)
+    else:
+        data = Input(_reader(raw, task.start), raw.close)
+    try:
+        limit = None if task.stop is None else task.stop - task.start
+        for lines in read_batches(data, settings.line_bytes, limit):
+            if lines is None:
+                partial.add_values([UNPARSEABLE])
+            elif isinstance(lines, int):
+                partial.add_blank(lines)
+            else:
+                partial.add_lines(lines)
+    finally:
+        data.close()
+    if data.error is not None:
+        partial.add_error(describe_read_error(data.error))
     return partial
+
+
+def _reader(raw: Any, start: int) -> Callable[[int], bytes]:
+    """Reads from byte ``start`` of a pyarrow file; the seek happens on the first read, so an error in
+    it is kept by Input like any other read error."""
+    sought = False
+
+    def read(size: int) -> bytes:
+        nonlocal sought
+        if not sought:
+            raw.seek(start)
+            sought = True
+        return bytes(raw.read(size))
+
+    return read
 
 
 def _map_tasks(
