@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import audit_throughput
 import hot_path
 import lint_speed
+import scale
 import startup
 from common import Row
 
@@ -30,6 +31,7 @@ SUITES = {
     "startup": startup.measure,
     "audit": audit_throughput.measure,
     "lint": lint_speed.measure,
+    "scale": scale.measure,
 }
 
 
