@@ -207,7 +207,8 @@ def test_fk000_does_not_stop_the_other_files(tmp_path: Path) -> None:
 
 
 def test_pre_commit_hook_definition(tmp_path: Path) -> None:
-    """The hook, installed by pre-commit itself from this repository, fails on a misspelled kind."""
+    """The hooks, installed by pre-commit itself from this repository, fail on a misspelled or undeclared
+    kind and on a missing generated module, with the declaration read from the project's pyproject.toml."""
     pre_commit = Path(sys.executable).parent / "pre-commit"
     assert pre_commit.exists(), "pre-commit is a test dependency"
     project = tmp_path / "project"
@@ -215,8 +216,8 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "bad.py").write_text('row = {"failure_kind": "judge_faild"}\n')
     (project / "good.py").write_text('row = {"failure_kind": "judge_failed"}\n')
-    # The project's declaration is picked up from its pyproject.toml, where pre-commit runs the hook.
     (project / "pyproject.toml").write_text(
+        '[tool.failure-kinds]\ngenerate = "declared.py"\n'
         '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
     )
     (project / "undeclared.py").write_text('row = {"failure_kind": "swe_env:patch_aply_failed"}\n')
@@ -224,21 +225,29 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "PATH": str(Path(shutil.which("git") or "git").parent),
     }
-    command = [str(pre_commit), "try-repo", str(ROOT), "failure-kinds-lint", "--files"]
+    # Every hook the repository defines, on the files given.
+    command = [str(pre_commit), "try-repo", str(ROOT), "--files"]
     failing = subprocess.run(
-        [*command, "bad.py", "good.py"], cwd=project, capture_output=True, text=True, env=environment
+        [*command, "bad.py", "good.py", "undeclared.py", "pyproject.toml"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=environment,
     )
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "bad.py:1:24: FK001 unregistered failure kind 'judge_faild'" in failing.stdout
-    undeclared = subprocess.run(
-        [*command, "undeclared.py"], cwd=project, capture_output=True, text=True, env=environment
+    assert "undeclared.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed'" in failing.stdout
+    assert "declared.py is missing; run failure-kinds generate" in failing.stdout
+    written = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "generate"], cwd=project, capture_output=True, text=True
     )
-    assert undeclared.returncode == 1, undeclared.stdout + undeclared.stderr
-    assert (
-        "undeclared.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed'" in undeclared.stdout
-    )
+    assert written.returncode == 0, written.stderr
     passing = subprocess.run(
-        [*command, "good.py"], cwd=project, capture_output=True, text=True, env=environment
+        [*command, "good.py", "pyproject.toml", "declared.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=environment,
     )
     assert passing.returncode == 0, passing.stdout + passing.stderr
 
@@ -365,8 +374,13 @@ def test_names_and_attributes_annotated_as_kinds_are_checked() -> None:
         if row.kind == "kill_shapd": pass
         if row.other == "not_a_kind": pass
         if self.current == "not_a_kind": pass
+        saved = "persistence_faild"
+        row.kind = "cohort_incomplete"
+        row.kind = "cohort_incompleet"
+        row.other = "not_a_kind"
+        unrelated = "not_a_kind"
         """
-    assert codes_by_line(source) == [(line, "FK001") for line in (15, 16, 17, 18, 19, 23, 31, 33)]
+    assert codes_by_line(source) == [(line, "FK001") for line in (15, 16, 17, 18, 19, 23, 31, 33, 36, 38)]
 
 
 def test_non_literals_stay_silent_in_the_new_positions() -> None:

@@ -6,7 +6,7 @@ after the field, a subscript or attribute assignment to the field, a comparison 
 the field, and the argument of validate_failure_kind, metric_label, is_registered and is_namespaced.
 Names and attributes annotated in the same file as a kind (``FailureKindName``, ``AnyFailureKind``,
 ``FailureKind``, or a generated alias such as ``ProjectFailureKind``) count as the field in comparisons
-and ``match``. Anything that is not a literal (names, f-strings, calls) is never reported.
+and ``match``, and in assignments. Anything that is not a literal (names, f-strings, calls) is never reported.
 
 Codes:
     FK000  the file could not be linted: it does not parse, is nested too deeply, is too large or
@@ -231,6 +231,8 @@ class Checker:
         # Comparisons and matches are judged after the walk, once every annotation in the file is known.
         comparisons: list[ast.Compare] = []
         matches: list[ast.Match] = []
+        # Literal assignments to plain names or attributes, reported when the target is annotated as a kind.
+        assignments: list[ast.Assign] = []
         kind_names: set[str] = set()
         kind_attributes: set[str] = set()
         for node in ast.walk(tree):
@@ -247,6 +249,8 @@ class Checker:
             elif isinstance(node, ast.Assign):
                 if any(self.is_field(target) for target in node.targets):
                     yield from _strings(node.value)
+                elif isinstance(node.value, ast.Constant):
+                    assignments.append(node)
             elif isinstance(node, ast.AnnAssign):
                 if node.value is not None and self.is_field(node.target):
                     yield from _strings(node.value)
@@ -292,6 +296,9 @@ class Checker:
                 ):
                     for element in right.elts:
                         yield from _strings(element)
+        for assignment in assignments:
+            if any(is_kind(target) for target in assignment.targets):
+                yield from _strings(assignment.value)
         for match in matches:
             if is_kind(match.subject):
                 for case in match.cases:
