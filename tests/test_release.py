@@ -1,0 +1,244 @@
+"""What a user gets: the README's install and pre-commit instructions work as written, the wheel and the
+source archive build, pass `twine check`, install into fresh virtual environments and carry the license,
+and every place that names the version names the one in failure_kinds/__init__.py.
+
+The README's commands assume a clone at /opt/failure-kinds; here that path becomes a fresh clone of this
+repository, tagged with the release tag the README names if the clone does not have it yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import failure_kinds
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+LICENSE = (ROOT / "LICENSE").read_text(encoding="utf-8")
+VERSION = failure_kinds.__version__
+CLONE_IN_README = "/opt/failure-kinds"
+
+
+def readme_blocks(start: str, end: str) -> list[str]:
+    """The fenced code blocks of the README between the comment lines starting with `start` and `end`."""
+    first = README.index(start)
+    part = README[first : README.index(end, first)]
+    return re.findall(r"^```[a-z]*\n(.*?)^```$", part, flags=re.MULTILINE | re.DOTALL)
+
+
+INSTALL_BLOCKS = readme_blocks("<!-- install:", "<!-- end of install -->")
+PRE_COMMIT_BLOCKS = readme_blocks("<!-- pre-commit:", "<!-- end of pre-commit -->")
+
+
+def run(
+    command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
+
+
+def checked(
+    command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = run(command, cwd=cwd, env=env)
+    assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def fresh_environment(folder: Path) -> Path:
+    """A new virtual environment of the Python running the tests; its bin directory."""
+    checked([sys.executable, "-m", "venv", str(folder)])
+    return folder / "bin"
+
+
+@pytest.fixture(scope="session")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this repository, as a user makes one, with the README's release tag."""
+    folder = tmp_path_factory.mktemp("clone") / "failure-kinds"
+    checked(["git", "clone", "--quiet", str(ROOT), str(folder)])
+    tag = f"v{VERSION}"
+    if not run(["git", "-C", str(folder), "tag", "--list", tag]).stdout.strip():
+        checked(["git", "-C", str(folder), "tag", tag])
+    return folder
+
+
+# version
+
+
+def test_the_version_has_one_source() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["hatch"]["version"]["path"] == "src/failure_kinds/__init__.py"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", VERSION)
+
+
+def test_every_version_the_docs_name_is_this_one() -> None:
+    named = re.findall(r"failure_kinds-(\d+\.\d+\.\d+)-py3", README)
+    named += re.findall(r"@v(\d+\.\d+\.\d+)", README)
+    named += re.findall(r"rev: v(\d+\.\d+\.\d+)", README)
+    assert len(named) >= 4
+    assert set(named) == {VERSION}
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, flags=re.MULTILINE)
+    assert releases[0] == VERSION, "the newest release in CHANGELOG.md is the current version"
+    assert "## [Unreleased]" in changelog
+
+
+def test_license_is_the_declared_one() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["license"] == "Apache-2.0"
+    lines = [line.strip() for line in LICENSE.splitlines() if line.strip()]
+    assert lines[:3] == ["Apache License", "Version 2.0, January 2004", "http://www.apache.org/licenses/"]
+    assert "END OF TERMS AND CONDITIONS" in LICENSE
+
+
+# the README's install commands
+
+
+def test_install_section_has_every_way_in() -> None:
+    commands = "\n".join(INSTALL_BLOCKS)
+    assert "pip install ." in commands
+    assert "python -m build" in commands
+    assert "git+" in commands
+    assert "not yet published to a package index" in README
+
+
+@pytest.mark.parametrize("block", INSTALL_BLOCKS, ids=lambda block: block.splitlines()[-1][:40])
+def test_readme_install_commands_work(block: str, clone: Path, tmp_path: Path) -> None:
+    """Each block in a fresh virtual environment, in the clone, as a user would paste it."""
+    binaries = fresh_environment(tmp_path / "venv")
+    script = "set -euo pipefail\n" + block.replace(CLONE_IN_README, str(clone))
+    environment = {**os.environ, "PATH": f"{binaries}{os.pathsep}{os.environ['PATH']}"}
+    environment.pop("VIRTUAL_ENV", None)
+    checked(["bash", "-c", script], cwd=clone, env=environment)
+    version = checked([str(binaries / "failure-kinds"), "--version"])
+    assert version.stdout == f"failure-kinds {VERSION}\n"
+    extras = {"fast": "msgspec", "pydantic": "pydantic"}
+    imports = ["failure_kinds"] + [module for extra, module in extras.items() if extra in block]
+    checked([str(binaries / "python"), "-c", f"import {', '.join(imports)}"], cwd=tmp_path)
+
+
+# the built artifacts
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    wheel: Path
+    sdist: Path
+
+
+@pytest.fixture(scope="session")
+def artifacts(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
+    output = tmp_path_factory.mktemp("dist")
+    checked([sys.executable, "-m", "build", "--outdir", str(output), str(clone)])
+    (wheel,) = output.glob("*.whl")
+    (sdist,) = output.glob("*.tar.gz")
+    assert wheel.name == f"failure_kinds-{VERSION}-py3-none-any.whl"
+    assert sdist.name == f"failure_kinds-{VERSION}.tar.gz"
+    return Artifacts(wheel=wheel, sdist=sdist)
+
+
+def test_wheel_carries_the_license(artifacts: Artifacts) -> None:
+    with zipfile.ZipFile(artifacts.wheel) as wheel:
+        info = f"failure_kinds-{VERSION}.dist-info"
+        assert wheel.read(f"{info}/licenses/LICENSE").decode("utf-8") == LICENSE
+        metadata = wheel.read(f"{info}/METADATA").decode("utf-8")
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+
+
+def test_sdist_carries_the_license_and_the_changelog(artifacts: Artifacts) -> None:
+    top = f"failure_kinds-{VERSION}"
+    with tarfile.open(artifacts.sdist) as sdist:
+        names = set(sdist.getnames())
+        member = sdist.extractfile(f"{top}/LICENSE")
+        assert member is not None
+        assert member.read().decode("utf-8") == LICENSE
+    assert f"{top}/CHANGELOG.md" in names
+    assert f"{top}/PKG-INFO" in names
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_twine_check_passes(artifacts: Artifacts, kind: str) -> None:
+    artifact = getattr(artifacts, kind)
+    result = checked([sys.executable, "-m", "twine", "check", "--strict", str(artifact)])
+    assert "PASSED" in result.stdout
+
+
+INSTALLED_METADATA = """
+import importlib.metadata, sys
+distribution = importlib.metadata.distribution("failure-kinds")
+metadata = distribution.metadata
+licenses = [file for file in distribution.files or [] if file.name == "LICENSE"]
+print(distribution.version)
+print(metadata["License-Expression"])
+print(metadata.get_all("License-File"))
+print(len(licenses))
+sys.stdout.write(licenses[0].read_text(encoding="utf-8"))
+"""
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_artifact_installs_into_a_fresh_environment(artifacts: Artifacts, kind: str, tmp_path: Path) -> None:
+    artifact: Path = getattr(artifacts, kind)
+    binaries = fresh_environment(tmp_path / "venv")
+    # The sdist is built on the way in, which fetches the build backend like any user's install does.
+    checked([str(binaries / "python"), "-m", "pip", "install", "--quiet", "--no-deps", str(artifact)])
+    version = checked([str(binaries / "failure-kinds"), "--version"], cwd=tmp_path)
+    assert version.stdout == f"failure-kinds {VERSION}\n"
+    show_version = "import failure_kinds; print(failure_kinds.__version__)"
+    imported = checked([str(binaries / "python"), "-c", show_version], cwd=tmp_path)
+    assert imported.stdout == f"{VERSION}\n"
+    metadata = checked([str(binaries / "python"), "-c", INSTALLED_METADATA], cwd=tmp_path).stdout
+    version_line, expression, files, count, text = metadata.split("\n", 4)
+    assert (version_line, expression, files, count) == (VERSION, "Apache-2.0", "['LICENSE']", "1")
+    assert text == LICENSE
+
+
+# pre-commit, as the README configures it
+
+
+def test_pre_commit_instructions_have_no_placeholders() -> None:
+    assert len(PRE_COMMIT_BLOCKS) == 2
+    for block in PRE_COMMIT_BLOCKS:
+        assert "<" not in block
+        assert ">" not in block
+    local, remote = PRE_COMMIT_BLOCKS
+    assert "repo: local" in local
+    assert "language: python" in local
+    assert "additional_dependencies" in local
+    assert f"rev: v{VERSION}" in remote
+
+
+@pytest.mark.parametrize("block", PRE_COMMIT_BLOCKS, ids=["local", "release_tag"])
+def test_readme_pre_commit_configuration_works(block: str, clone: Path, tmp_path: Path) -> None:
+    pre_commit = Path(sys.executable).parent / "pre-commit"
+    project = tmp_path / "project"
+    project.mkdir()
+    checked(["git", "init", "--quiet", str(project)])
+    (project / ".pre-commit-config.yaml").write_text(block.replace(CLONE_IN_README, str(clone)))
+    (project / "bad.py").write_text('row = {"failure_kind": "judge_faild"}\n')
+    (project / "good.py").write_text('row = {"failure_kind": "judge_failed"}\n')
+    checked(["git", "-C", str(project), "add", "."])
+    environment = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+        "PATH": f"{Path(shutil.which('git') or 'git').parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    failing = run([str(pre_commit), "run", "--all-files"], cwd=project, env=environment)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "bad.py:1:24: FK001 unregistered failure kind 'judge_faild'" in failing.stdout
+    assert "good.py" not in failing.stdout
+    passing = run([str(pre_commit), "run", "--files", "good.py"], cwd=project, env=environment)
+    assert passing.returncode == 0, passing.stdout + passing.stderr
