@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import threading
@@ -320,7 +321,7 @@ def test_predicates_agree_with_the_patterns(text: str) -> None:
 
 
 @pytest.fixture
-def declarations() -> Iterator[None]:
+def fresh_caches() -> Iterator[None]:
     """Runtime declarations and the caches they touch, restored after the test as a new process has them."""
     saved = (
         dict(failure_kinds._DECLARED),
@@ -340,7 +341,7 @@ def declarations() -> Iterator[None]:
     failure_kinds._labelled_namespaced = saved[4]
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_undeclared_kind_of_declared_server_warns_once_with_suggestion(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -358,7 +359,7 @@ def test_undeclared_kind_of_declared_server_warns_once_with_suggestion(
     assert metric_label("other_env:anything") == "other_env:anything"
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_undeclared_kind_without_a_close_one_warns_without_suggestion(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -367,7 +368,7 @@ def test_undeclared_kind_without_a_close_one_warns_without_suggestion(
     assert warnings_of(caplog) == ["undeclared failure kind 'swe_env:zzz' in declared namespace 'swe_env'"]
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogCaptureFixture) -> None:
     # Seen (and cached as silent, and labelled) while the server declared nothing.
     for _ in range(2):
@@ -385,7 +386,7 @@ def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogC
     assert metric_label("late_env:good_kind") == "late_env:good_kind"
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
     declare_namespace("grow_env", ["first"])
     declare_namespace("grow_env", ["first"])
@@ -404,7 +405,7 @@ def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCa
     assert len(warnings_of(caplog)) == 1
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixture) -> None:
     class EnvKind(enum.StrEnum):
         PATCH_APPLY_FAILED = "patch_apply_failed"
@@ -416,7 +417,7 @@ def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixt
     assert warnings_of(caplog) == []
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 @pytest.mark.parametrize(
     ("server", "kinds", "message"),
     [
@@ -465,7 +466,7 @@ def test_declare_namespace_rejects_any_malformed_kind_atomically(
         failure_kinds._DECLARED.update(saved)
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCaptureFixture) -> None:
     barrier = threading.Barrier(16)
     kinds = [f"kind_{index}" for index in range(64)]
@@ -494,7 +495,7 @@ def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCapture
     assert all(f"race_env:{kind}" in failure_kinds._SILENT for kind in kinds)
 
 
-@pytest.mark.usefixtures("declarations")
+@pytest.mark.usefixtures("fresh_caches")
 def test_category_and_suggestion_follow_runtime_or_given_declarations() -> None:
     declare_namespace("swe_env", ["patch_apply_failed"])
     category = failure_kinds._category
@@ -524,4 +525,371 @@ def test_closest_is_a_candidate_or_none(name: str, candidates: list[str]) -> Non
 def test_closest_finds_each_candidate_itself(candidates: list[str]) -> None:
     for candidate in candidates:
         assert failure_kinds._closest(candidate, candidates) == candidate
-        assert failure_kinds._closest(candidate.upper(), candidates) == candidate
+        if not any(character.isdigit() for character in candidate):
+            # (A digit before a capital reads as a word boundary: "A0A" is "a0_a".)
+            assert failure_kinds._closest(candidate.upper(), candidates) == candidate
+
+
+# Hostile values: what is logged, what is remembered, and what it costs ------------------------------------
+
+MESSAGE_LIMIT = 200 + 200 + 100  # the shown value, the type name, and the fixed words around them
+
+
+@contextlib.contextmanager
+def fresh_warnings() -> Iterator[list[str]]:
+    """The warnings logged inside the block, starting with nothing reported: caplog's counterpart for
+    tests run once per generated input."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno == logging.WARNING:
+                messages.append(record.getMessage())
+
+    handler = Collect()
+    saved = set(failure_kinds._WARNED_UNKNOWN), failure_kinds._warned_overflow
+    failure_kinds._WARNED_UNKNOWN.clear()
+    failure_kinds._warned_overflow = False
+    failure_kinds.logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        failure_kinds.logger.removeHandler(handler)
+        failure_kinds._WARNED_UNKNOWN.clear()
+        failure_kinds._WARNED_UNKNOWN.update(saved[0])
+        failure_kinds._warned_overflow = saved[1]
+
+
+def assert_safe_line(message: str) -> None:
+    """Nothing in ``message`` can end the log line, drive a terminal or be cut off by a decoder."""
+    assert message.isprintable(), ascii(message)
+    assert len(message) <= MESSAGE_LIMIT
+
+
+any_text = st.text(alphabet=st.characters(codec=None), max_size=400)
+control_heavy = st.text(
+    alphabet=st.sampled_from("\n\r\x1b[]0123;m\x00\x07\x85\u2028\u202e\ud800 ab"), max_size=400
+)
+
+
+@given(st.one_of(any_text, control_heavy))
+def test_a_custom_repr_is_escaped_after_repr(text: str) -> None:
+    class Shown:
+        def __repr__(self) -> str:
+            return text
+
+    class ShownStr(str):
+        def __repr__(self) -> str:
+            return text
+
+    for value in (Shown(), ShownStr(text), ShownStr("legacy" + text)):
+        for limit in (0, 3, 4, 40, 200):
+            shown = failure_kinds._printable(value, limit)
+            assert shown.isprintable()
+            assert len(shown) <= limit
+
+
+@given(st.one_of(any_text, control_heavy).filter(lambda text: text != ""))
+def test_a_type_name_is_escaped(qualname: str) -> None:
+    odd_type = type("Odd", (), {"__repr__": lambda self: qualname})
+    odd_type.__qualname__ = qualname
+    with fresh_warnings() as messages:
+        validate_failure_kind(odd_type())
+        validate_failure_kind([odd_type()])
+    assert len(messages) == 2
+    for message in messages:
+        assert_safe_line(message)
+
+
+@given(st.one_of(any_text, control_heavy))
+def test_every_warning_is_one_safe_line(text: str) -> None:
+    class Sub(str):
+        def __repr__(self) -> str:
+            return "\n" + text
+
+    with fresh_warnings() as messages:
+        for value in (text, Sub(text), [text], {text: text}, (text,), Sub(text + "x" * 300)):
+            validate_failure_kind(value)
+    assert messages or is_registered(text) or is_namespaced(text)
+    for message in messages:
+        assert_safe_line(message)
+
+
+class Colliding:
+    """Hashes like ``text``, then raises or claims equality when compared."""
+
+    def __init__(self, text: str, equal: bool) -> None:
+        self.text = text
+        self.equal = equal
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        if self.equal:
+            return True
+        raise RuntimeError("eq")
+
+
+ordinary = st.one_of(
+    st.from_regex(r"[a-z][a-z_]{0,30}", fullmatch=True),
+    st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,10}", fullmatch=True),
+    st.sampled_from(sorted(failure_kinds.FAILURE_KINDS)),
+    st.text(max_size=40),
+)
+
+
+@given(text=ordinary, equal=st.booleans())
+def test_a_colliding_hostile_value_changes_nothing_for_ordinary_strings(text: str, equal: bool) -> None:
+    hostile = Colliding(text, equal)
+    with fresh_warnings() as messages:
+        for _ in range(2):
+            validate_failure_kind(hostile)
+            metric_label(hostile)
+        hostile_warnings = len(messages)
+        validate_failure_kind(text)
+        validate_failure_kind(text)
+    assert hostile_warnings <= 1
+    passes = is_registered(text) or is_namespaced(text)
+    assert len(messages) == hostile_warnings + (0 if passes else 1)
+    assert metric_label(text) in (OTHER_LABEL, text)
+    if is_registered(text):
+        assert metric_label(text) == text
+    # Nothing the hostile value did is remembered as the value itself.
+    assert all(type(key) in (str, failure_kinds._Key) for key in failure_kinds._WARNED_UNKNOWN)
+    assert all(key is None or type(key) is str for key in failure_kinds._SILENT)
+
+
+def raising_str_subclass(method: str) -> type[str]:
+    def fail(*args: object, **kwargs: object) -> object:
+        raise RuntimeError(method)
+
+    return type(f"Raising_{method}", (str,), {method: fail})
+
+
+STR_METHODS = [
+    "__len__",
+    "__hash__",
+    "__eq__",
+    "__repr__",
+    "__str__",
+    "__getitem__",
+    "__iter__",
+    "__contains__",
+    "lower",
+    "strip",
+    "startswith",
+    "partition",
+    "isprintable",
+    "encode",
+]
+
+
+@given(method=st.sampled_from(STR_METHODS), text=st.from_regex(r"[a-z]{1,10}_label", fullmatch=True))
+def test_a_str_subclass_with_a_raising_method_is_reported_exactly_once(method: str, text: str) -> None:
+    value = raising_str_subclass(method)(text)
+    with fresh_warnings() as messages:
+        for _ in range(3):
+            assert validate_failure_kind(value) is value
+        assert text in failure_kinds._WARNED_UNKNOWN
+    assert messages == [f"unregistered failure kind {text!r}"]
+
+
+@given(method=st.sampled_from(STR_METHODS), text=st.sampled_from(["cancelled", "my_env:quota_hit"]))
+def test_a_str_subclass_with_a_raising_method_is_judged_by_its_text(method: str, text: str) -> None:
+    value = raising_str_subclass(method)(text)
+    with fresh_warnings() as messages:
+        assert validate_failure_kind(value) is value
+    assert messages == []
+    assert metric_label(value) == text
+    assert type(metric_label(value)) is str
+
+
+class FailingTimes(logging.Filter):
+    """Raises on its first ``times`` calls, then lets records through."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.times = times
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.times > 0:
+            self.times -= 1
+            raise RuntimeError("filter down")
+        return True
+
+
+class HandlerFailingTimes(logging.Handler):
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.times = times
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.times > 0:
+            self.times -= 1
+            raise RuntimeError("sink down")
+
+
+@given(times=st.integers(1, 4), text=st.from_regex(r"[a-z]{1,12}_kind", fullmatch=True), where=st.booleans())
+def test_a_value_counts_as_reported_only_once_its_warning_was_emitted(
+    times: int, text: str, where: bool
+) -> None:
+    with fresh_warnings() as messages:
+        failing: logging.Filter | logging.Handler = (
+            FailingTimes(times) if where else HandlerFailingTimes(times)
+        )
+        if isinstance(failing, logging.Filter):
+            failure_kinds.logger.addFilter(failing)
+        else:
+            failure_kinds.logger.addHandler(failing)
+        try:
+            for attempt in range(times):
+                assert validate_failure_kind(text) is text
+                assert text not in failure_kinds._WARNED_UNKNOWN, attempt
+                assert not failure_kinds._REPORTING
+            validate_failure_kind(text)
+            assert text in failure_kinds._WARNED_UNKNOWN
+            validate_failure_kind(text)
+        finally:
+            failure_kinds.logger.removeFilter(failing)  # type: ignore[arg-type]
+            failure_kinds.logger.removeHandler(failing)  # type: ignore[arg-type]
+    # The capturing handler comes before the raising one; a raising filter stops every handler.
+    assert len(messages) == (1 if where else times + 1)
+
+
+def test_the_overflow_notice_is_marked_only_once_emitted(caplog: pytest.LogCaptureFixture) -> None:
+    for index in range(failure_kinds._WARNED_LIMIT):
+        validate_failure_kind(f"filler_{index}")
+    failing = FailingTimes(1)
+    failure_kinds.logger.addFilter(failing)
+    try:
+        validate_failure_kind("one_too_many")
+        assert not failure_kinds._warned_overflow
+    finally:
+        failure_kinds.logger.removeFilter(failing)
+    validate_failure_kind("two_too_many")
+    validate_failure_kind("three_too_many")
+    assert failure_kinds._warned_overflow
+    assert sum("no longer reported" in message for message in warnings_of(caplog)) == 1
+
+
+shared_prefix_lists = st.tuples(
+    st.lists(st.text(min_size=1, max_size=30), min_size=12, max_size=40),
+    st.integers(min_value=0, max_value=1000),
+    st.integers(min_value=0, max_value=1000),
+).filter(lambda drawn: drawn[1] != drawn[2])
+
+
+@given(shared_prefix_lists, st.sampled_from(["list", "tuple", "dict", "nested"]))
+def test_unhashable_values_sharing_a_long_repr_prefix_warn_separately(
+    drawn: tuple[list[str], int, int], shape: str
+) -> None:
+    prefix, first, second = drawn
+    prefix = ["p" * 210, *prefix]  # the first 200 characters of both reprs are the same
+
+    def build(tail: int) -> object:
+        elements = [*prefix, tail]
+        if shape == "tuple":
+            return ([*elements],)
+        if shape == "dict":
+            return {str(index): element for index, element in enumerate(elements)}
+        if shape == "nested":
+            return [[elements]]
+        return elements
+
+    with fresh_warnings() as messages:
+        for _ in range(2):
+            validate_failure_kind(build(first))
+            validate_failure_kind(build(second))
+            validate_failure_kind(build(first))  # equal to the first, built anew
+    assert len(messages) == 2
+
+
+class CountedRepr:
+    calls = 0
+
+    def __repr__(self) -> str:
+        CountedRepr.calls += 1
+        return "counted"
+
+
+def test_a_huge_unhashable_value_costs_bounded_work_per_call(caplog: pytest.LogCaptureFixture) -> None:
+    huge = [CountedRepr() for _ in range(200_000)]
+    CountedRepr.calls = 0
+    for _ in range(5):
+        assert validate_failure_kind(huge) is huge
+        metric_label(huge)
+    # Each call reads at most _FINGERPRINT_NODES elements to key the value; the warning reads fewer.
+    assert CountedRepr.calls <= 5 * failure_kinds._FINGERPRINT_NODES + 300
+    assert len(warnings_of(caplog)) == 1
+
+
+def test_a_huge_unhashable_value_costs_bounded_memory_per_call() -> None:
+    huge = [list(range(100)) for _ in range(20_000)]  # its repr would be ~8 MB
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        for _ in range(3):
+            validate_failure_kind(huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak - before < 1024 * 1024
+
+
+def warn_and_forget(values: Iterator[object]) -> None:
+    for value in values:
+        validate_failure_kind(value)
+        metric_label(value)
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_retention_is_bounded_in_bytes() -> None:
+    logging.getLogger("failure_kinds").disabled = True
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        # Each value is built, validated and dropped: only what the module keeps stays allocated.
+        warn_and_forget(f"{index}_" + "x" * 100_000 for index in range(1_100))
+        warn_and_forget(f"big_env:k{index}_" + "y" * 100_000 for index in range(4_200))
+        warn_and_forget(f"env_{index}:kind_" + "z" * 200 for index in range(4_200))
+        warn_and_forget([index, "w" * 10_000] for index in range(1_100))
+        warn_and_forget(index * 10**3000 for index in range(1_100))
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        logging.getLogger("failure_kinds").disabled = False
+    assert len(failure_kinds._WARNED_UNKNOWN) <= failure_kinds._WARNED_LIMIT
+    assert len(failure_kinds._SILENT) <= failure_kinds._SILENT_LIMIT
+    # The stated bound: under 8 MiB for everything remembered (about 2 MiB is reached here).
+    assert after - before < 8 * 1024 * 1024
+
+
+@pytest.mark.usefixtures("fresh_caches")
+@given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,150}:[a-z][a-z0-9_]{0,150}", fullmatch=True), max_size=30))
+def test_metric_labels_are_bounded_in_length(values: list[str]) -> None:
+    for value in values:
+        label = metric_label(value)
+        assert label == (value if len(value) <= failure_kinds._LABEL_LENGTH else OTHER_LABEL)
+        assert type(label) is str
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_distinct_namespaced_labels_are_capped() -> None:
+    declare_namespace("capped_env", ["declared_kind"])
+    room = failure_kinds._LABEL_LIMIT - failure_kinds._labelled_namespaced
+    labels = [metric_label(f"flood_env:kind_{index}") for index in range(20_000)]
+    assert labels[:room] == [f"flood_env:kind_{index}" for index in range(room)]
+    assert labels[room:] == [OTHER_LABEL] * (20_000 - room)
+    assert failure_kinds._labelled_namespaced == failure_kinds._LABEL_LIMIT
+    # Labels given before the cap are kept; later values get OTHER_LABEL; registered and declared names
+    # keep theirs whatever came before.
+    assert metric_label("flood_env:kind_0") == "flood_env:kind_0"
+    assert metric_label("flood_env:kind_19999") == OTHER_LABEL
+    assert metric_label("cancelled") == "cancelled"
+    assert metric_label("capped_env:declared_kind") == "capped_env:declared_kind"
+    declare_namespace("late_env", ["late_kind"])
+    assert metric_label("late_env:late_kind") == "late_env:late_kind"
+    # Values past the cap still validate silently: the cap is about metrics, not about validity.
+    assert validate_failure_kind("flood_env:kind_19999") == "flood_env:kind_19999"

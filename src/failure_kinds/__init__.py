@@ -17,7 +17,6 @@ can read the vocabulary anywhere and ``import failure_kinds`` stays cheap. The p
 the generated ``__init__.pyi`` shipped beside this file.
 """
 
-import contextlib
 import enum
 import logging
 import re
@@ -375,9 +374,14 @@ def metric_label(name: object) -> str:
     :data:`OTHER_LABEL`.
     """
     try:
+        # The stored label, never ``name`` itself: a str subclass that claims equality with a label must
+        # not smuggle its own text (of any length) into a metric.
         label = _LABELS.get(name)
         if label is not None:
             return label
+    except Exception:
+        pass  # unhashable, or a hostile __hash__ or __eq__: judged by its text below
+    try:
         return _new_label(name)
     except Exception:
         return OTHER_LABEL
@@ -469,6 +473,9 @@ def _new_label(name: object) -> str:
     if not isinstance(name, str) or str.__len__(name) > _LABEL_LENGTH:
         return OTHER_LABEL
     plain = str.__str__(name)
+    label = _LABELS.get(plain)
+    if label is not None:
+        return label
     if _NAMESPACED_PATTERN.fullmatch(plain) is None:
         return OTHER_LABEL
     with _declared_lock:
@@ -482,11 +489,14 @@ def _new_label(name: object) -> str:
     return plain
 
 
-def _remember_if_namespaced(name: object) -> bool:
-    """Whether ``name`` passes silently as a namespaced value, caching it when it does."""
+def _passes(name: object) -> bool:
+    """Whether ``name`` passes silently, judged by its text alone (so a str subclass whose __hash__ or
+    __eq__ misbehaves is judged like the plain string); caches a namespaced value when it passes."""
     if not isinstance(name, str):
         return False
     plain = str.__str__(name)
+    if plain in _SILENT:
+        return True
     if _NAMESPACED_PATTERN.fullmatch(plain) is None:
         return False
     server, _, kind = plain.partition(":")
@@ -503,17 +513,22 @@ def _remember_if_namespaced(name: object) -> bool:
 
 def _note_unsilenced(name: object) -> None:
     try:
-        if name is None or _remember_if_namespaced(name):
+        if name is None or _passes(name):
             return
     except Exception:
         pass  # a hostile str subclass: reported below like any other value
+    # (try statements rather than contextlib.suppress: this path runs on every call with a bad value.)
     for observer in _OBSERVERS:
-        # One broken observer must not keep the warning or the other observers from running.
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105
             observer(name)
-    # Reporting is a courtesy; the producer's failure record matters more than our warning.
-    with contextlib.suppress(Exception):
+        except Exception:
+            pass  # one broken observer must not keep the warning or the other observers from running
+    if _warned_overflow and len(_WARNED_UNKNOWN) >= _WARNED_LIMIT:
+        return  # nothing new is reported any more: no need to work out what the value's key is
+    try:  # noqa: SIM105
         _report_once(name)
+    except Exception:
+        pass  # reporting is a courtesy; the producer's failure record matters more than our warning
 
 
 class _Key:
@@ -654,15 +669,79 @@ def _printable(value: object, limit: int) -> str:
     terminal raw, whatever ``value``'s repr returns. Costs O(limit) for a string of any length.
     Never raises."""
     try:
-        if isinstance(value, str):
-            # Slice before repr so a megabyte string costs no more than a short one; str's own repr, so
-            # a subclass shows its text.
-            text = str.__repr__(str.__getitem__(value, slice(0, limit + 1)))
-        else:
-            text = str.__getitem__(repr(value), slice(0, limit + 1))
+        text = _bounded_repr(value, max(limit, 0))
     except Exception:
         text = f"<{_type_name(value)} object whose repr failed>"
     return _cut(_escape(str.__getitem__(text, slice(0, limit + 1))), limit)
+
+
+class _Text:
+    """A piece of _bounded_repr's output, told apart from the values still to be shown."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+# How _bounded_repr writes the builtin containers it takes apart itself.
+_BRACKETS: "dict[type, tuple[str, str]]" = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    set: ("{", "}"),
+    frozenset: ("frozenset({", "})"),
+    dict: ("{", "}"),
+}
+
+
+def _pieces(container: object, limit: int) -> "list[object]":
+    """A builtin container (exactly one of _BRACKETS) as brackets, separators and its first elements:
+    more than ``limit`` elements print more than ``limit`` characters, so the rest is never read."""
+    opening, closing = _BRACKETS[type(container)]
+    pieces: list[object] = [_Text(opening)]
+    if isinstance(container, dict):
+        mapping: dict[object, object] = container  # pyright: ignore[reportUnknownVariableType]
+        for index, (key, element) in enumerate(mapping.items()):
+            if index > limit:
+                break
+            pieces.extend((_Text(", ") if index else _Text(""), key, _Text(": "), element))
+    elif isinstance(container, (list, tuple, set, frozenset)):
+        elements: list[object] | tuple[object, ...] | set[object] | frozenset[object] = container  # pyright: ignore[reportUnknownVariableType]
+        for index, element in enumerate(elements):
+            if index > limit:
+                break
+            pieces.extend((_Text(", ") if index else _Text(""), element))
+        if type(elements) is tuple and len(elements) == 1:
+            closing = ",)"
+    pieces.append(_Text(closing))
+    return pieces
+
+
+def _bounded_repr(value: object, limit: int) -> str:
+    """What ``repr(value)`` starts with, at least its first ``limit`` characters when it is longer.
+
+    Strings are cut before their repr, and the builtin containers (exactly list, tuple, set, frozenset
+    and dict) are written here, element by element, stopping once ``limit`` characters are out, so a
+    megabyte string or a list of millions costs what a short one does. A string's own repr is used even
+    for a str subclass, which is shown as its text. Any other object's repr is its own.
+    """
+    written: list[str] = []
+    size = 0
+    pending: list[object] = [value]
+    while pending and size <= limit:
+        item = pending.pop()
+        if type(item) is _Text:
+            text = item.text
+        elif isinstance(item, str):
+            text = str.__repr__(str.__getitem__(item, slice(0, limit + 1)))
+        elif type(item) in _BRACKETS and item:
+            pending.extend(reversed(_pieces(item, limit)))
+            continue
+        else:
+            text = repr(item)
+        written.append(text)
+        size += str.__len__(text)
+    return "".join(written)
 
 
 def _shown(value: object) -> str:
