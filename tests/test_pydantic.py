@@ -81,3 +81,24 @@ def test_only_this_module_imports_pydantic() -> None:
     code += "print('pydantic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_undeclared_kind_of_a_declared_server_is_kept_and_reported(caplog: pytest.LogCaptureFixture) -> None:
+    saved = dict(fk._DECLARED), set(fk._SILENT), fk._SILENT_LIMIT
+    try:
+        fk.declare_namespace("model_env", ["quota_hit"])
+        good = RolloutFailure(failure_kind="model_env:quota_hit")  # type: ignore[arg-type]
+        odd = RolloutFailure.model_validate({"failure_kind": "model_env:quota_hti"})
+    finally:
+        fk._DECLARED.clear()
+        fk._DECLARED.update(saved[0])
+        fk._SILENT.clear()
+        fk._SILENT.update(saved[1])
+        fk._SILENT_LIMIT = saved[2]
+        fk._LABELS.pop("model_env:quota_hit", None)
+    assert good.failure_kind == "model_env:quota_hit"
+    assert odd.failure_kind == "model_env:quota_hti"
+    assert warnings_of(caplog) == [
+        "undeclared failure kind 'model_env:quota_hti' in declared namespace 'model_env'; "
+        "did you mean 'model_env:quota_hit'?"
+    ]

@@ -505,8 +505,9 @@ def _passes(name: object) -> bool:
         return kind in declared
     if len(plain) <= _REMEMBER_LENGTH and len(_SILENT) < _SILENT_LIMIT:
         with _declared_lock:
-            # Checked again under the lock: declare_namespace may have run since the lookup above.
-            if server not in _DECLARED:
+            # Checked again under the lock: declare_namespace may have run since the lookup above, and
+            # other threads may have filled the cache.
+            if server not in _DECLARED and len(_SILENT) < _SILENT_LIMIT:
                 _SILENT.add(plain)
     return True
 
