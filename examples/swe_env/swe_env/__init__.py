@@ -1,0 +1,1 @@
+"""A software-engineering environment that reports failures of its own as swe_env:<kind>."""
