@@ -600,3 +600,47 @@ def test_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Pat
         "failure-kinds lint: error: kinds.toml: [namespaces] 'swe_env': the kind 'Patch' does not match "
         "[a-z][a-z0-9_]*\n"
     )
+
+
+SOURCE_PIECES = st.sampled_from(
+    [
+        'row = {"failure_kind": "bad"}\n',
+        "match k:\n    case 'x' | 'y':\n        pass\n",
+        "def f(k: FailureKindName):\n    return k == 'nope'\n",
+        "# -*- coding: latin-1 -*-\n",
+        "\ufeff",
+        "\r\n",
+        "\x00",
+        "é",
+        "(" * 300,
+        "[" * 100,
+        "x = a" + ".b" * 3000 + "\n",
+        '"""',
+        "\\",
+        "\t",
+        "\x0c",
+        "k: FailureKindName = ",
+        "'swe_env:patch_aply_failed'\n",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=400),
+        st.lists(SOURCE_PIECES, max_size=12).map(
+            lambda pieces: "".join(pieces).encode("utf-8", "surrogatepass")
+        ),
+        st.lists(SOURCE_PIECES, max_size=12).map(lambda pieces: "".join(pieces).encode("latin-1", "replace")),
+    )
+)
+def test_any_bytes_give_findings_never_an_exception(source: bytes) -> None:
+    findings = lint.Checker(lint.DEFAULT_FIELDS, SWE).check_source(source, "any.py")
+    for finding in findings:
+        assert finding.line >= 1
+        assert finding.col >= 1
+        assert finding.code in ("FK000", "FK001", "FK002", "FK003")
+        assert "\n" not in str(finding)
+    if any(finding.code == "FK000" for finding in findings):
+        assert len(findings) == 1
