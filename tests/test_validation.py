@@ -8,6 +8,7 @@ import logging
 import threading
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -893,3 +894,18 @@ def test_distinct_namespaced_labels_are_capped() -> None:
     assert metric_label("late_env:late_kind") == "late_env:late_kind"
     # Values past the cap still validate silently: the cap is about metrics, not about validity.
     assert validate_failure_kind("flood_env:kind_19999") == "flood_env:kind_19999"
+
+
+def test_readme_states_the_bounds_in_force() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    boundaries = " ".join(readme.split("\n## Validating at boundaries\n")[1].split("\n## ")[0].split())
+    labels = " ".join(readme.split("\n## Metric labels\n")[1].split("\n## ")[0].split())
+    assert f"cut to {failure_kinds._SHOWN_LIMIT} characters and then escaped" in boundaries
+    assert f"at most {failure_kinds._WARNED_LIMIT} reported values" in boundaries
+    assert f"up to {failure_kinds._REMEMBER_LENGTH} characters is remembered as itself" in boundaries
+    assert f"at most {failure_kinds._FINGERPRINT_NODES} parts of its content" in boundaries
+    assert f"each cut to {failure_kinds._FINGERPRINT_LEAF} characters" in boundaries
+    assert f"at most {failure_kinds._NAMESPACED_CACHE_LIMIT} namespaced values" in boundaries
+    assert "stays under 8 MiB" in boundaries  # what test_retention_is_bounded_in_bytes holds it to
+    assert f"at most {failure_kinds._LABEL_LENGTH} characters long" in labels
+    assert f"first {failure_kinds._LABEL_LIMIT} distinct such values" in labels

@@ -209,7 +209,8 @@ _REMEMBER_LENGTH = 256
 # namespaced names, and the namespaced values of undeclared servers seen so far, so a recurring value
 # costs one set lookup rather than a regular expression. Only exact str objects are stored.
 _SILENT: set[object] = {None, *FAILURE_KINDS}
-_SILENT_LIMIT = len(_SILENT) + 4096
+_NAMESPACED_CACHE_LIMIT = 4096
+_SILENT_LIMIT = len(_SILENT) + _NAMESPACED_CACHE_LIMIT
 
 # Each value metric_label gives its own label, mapped to that label (an exact str): registered names,
 # declared names, and at most _LABEL_LIMIT namespaced values of undeclared servers, each at most
