@@ -17,17 +17,20 @@ The README's table of which tool catches which mistake is derived from the same 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import WheelInstall, readme_recipes
+from conftest import ROOT, WheelInstall, readme_recipes
 
 CASES = Path(__file__).parent / "typing"
 CHECKERS = ("mypy", "pyright", "basedpyright", "pyrefly", "ty")
@@ -42,10 +45,11 @@ swe_env = ["patch_apply_failed", "test_collection_error"]
 """
 DECLARED_MODULE = "declared_kinds.py"
 
-# What each checker needs to see the mistakes in the table; the README's configuration table says the same.
-MYPY_OPTIONS = ("--strict", "--warn-unreachable")
-PYRIGHT_MODE = "strict"
-PYREFLY_OPTIONS = ("--preset", "strict", "--error", "unreachable-match-case")
+# The checker configuration the README recommends (a pyproject.toml block after this comment line); the
+# checkers run with exactly it, so the README's table holds for a user who copies it.
+CONFIGURATION_MARKER = (
+    "<!-- checker configuration: tests/test_typing.py runs the checkers with exactly this -->"
+)
 
 Line = tuple[str, int]
 
@@ -120,8 +124,15 @@ def cases(tmp_path_factory: pytest.TempPathFactory, wheel_install: WheelInstall)
         check=True,
         capture_output=True,
     )
-    (folder / "empty.ini").write_text("[mypy]\n")
+    (folder / "pyproject.toml").write_text(readme_configuration(), encoding="utf-8")
     return folder
+
+
+def readme_configuration() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(re.escape(CONFIGURATION_MARKER) + r"\n```toml\n(.*?)```", readme, flags=re.DOTALL)
+    assert found, "the README shows the checker configuration"
+    return found[1]
 
 
 def python_files(cases: Path) -> list[str]:
@@ -135,61 +146,54 @@ def run(command: list[str], cases: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def run_mypy(cases: Path, python: Path, *options: str) -> set[Line]:
+# Each runner checks `files` in the folder `cases`, whose pyproject.toml (if any) configures it, with the
+# installed wheel's environment `python`, and returns the lines it reports as errors.
+
+
+def run_mypy(cases: Path, python: Path, files: list[str]) -> set[Line]:
+    configuration = ["--config-file", "pyproject.toml"] if (cases / "pyproject.toml").exists() else []
     result = run(
         [
             str(BIN / "mypy"),
-            *options,
+            *configuration,
             "--python-version",
             VERSION,
             "--python-executable",
             str(python),
-            "--config-file",
-            "empty.ini",
             "--cache-dir",
             str(cases / ".mypy_cache"),
             "--no-error-summary",
-            "--show-error-codes",
-            *python_files(cases),
+            *files,
         ],
         cases,
     )
-    reported: set[Line] = set()
-    for line in result.stdout.splitlines():
-        found = re.match(r"(?P<file>[^:]+\.py):(?P<line>\d+): error:", line)
-        if found:
-            reported.add((Path(found["file"]).name, int(found["line"])))
-    return reported
-
-
-def run_pyright_family(program: str, cases: Path, python: Path, mode: str) -> set[Line]:
-    config = cases / f"{program}.json"
-    config.write_text(
-        json.dumps(
-            {
-                "include": [str(cases / name) for name in python_files(cases)],
-                "typeCheckingMode": mode,
-                "pythonVersion": VERSION,
-            }
-        )
+    found = (
+        re.match(r"(?P<file>[^:]+\.py):(?P<line>\d+): error:", line) for line in result.stdout.splitlines()
     )
+    return {(Path(match["file"]).name, int(match["line"])) for match in found if match}
+
+
+def run_pyright(cases: Path, python: Path, files: list[str], program: str = "pyright") -> set[Line]:
     result = run(
-        [str(BIN / program), "--outputjson", "--project", str(config), "--pythonpath", str(python)], cases
+        [str(BIN / program), "--outputjson", "--pythonpath", str(python), "--pythonversion", VERSION, *files],
+        cases,
     )
-    report = json.loads(result.stdout)
     return {
         (Path(diagnostic["file"]).name, diagnostic["range"]["start"]["line"] + 1)
-        for diagnostic in report["generalDiagnostics"]
+        for diagnostic in json.loads(result.stdout)["generalDiagnostics"]
         if diagnostic["severity"] == "error"
     }
 
 
-def run_pyrefly(cases: Path, python: Path, *options: str) -> set[Line]:
+def run_basedpyright(cases: Path, python: Path, files: list[str]) -> set[Line]:
+    return run_pyright(cases, python, files, program="basedpyright")
+
+
+def run_pyrefly(cases: Path, python: Path, files: list[str]) -> set[Line]:
     result = run(
         [
             str(BIN / "pyrefly"),
             "check",
-            *options,
             "--python-version",
             VERSION,
             "--python-interpreter-path",
@@ -199,7 +203,7 @@ def run_pyrefly(cases: Path, python: Path, *options: str) -> set[Line]:
             "--summary=none",
             "--progress-bar",
             "no",
-            *python_files(cases),
+            *files,
         ],
         cases,
     )
@@ -210,7 +214,7 @@ def run_pyrefly(cases: Path, python: Path, *options: str) -> set[Line]:
     }
 
 
-def run_ty(cases: Path, python: Path) -> set[Line]:
+def run_ty(cases: Path, python: Path, files: list[str]) -> set[Line]:
     result = run(
         [
             str(BIN / "ty"),
@@ -224,23 +228,22 @@ def run_ty(cases: Path, python: Path) -> set[Line]:
             "--no-progress",
             "--color",
             "never",
-            *python_files(cases),
+            *files,
         ],
         cases,
     )
-    reported: set[Line] = set()
-    for line in result.stdout.splitlines():
-        found = re.match(r"(?P<file>[^:]+\.py):(?P<line>\d+):\d+: error\[", line)
-        if found:
-            reported.add((Path(found["file"]).name, int(found["line"])))
-    return reported
+    found = (
+        re.match(r"(?P<file>[^:]+\.py):(?P<line>\d+):\d+: error\[", line)
+        for line in result.stdout.splitlines()
+    )
+    return {(Path(match["file"]).name, int(match["line"])) for match in found if match}
 
 
-RUNNERS: dict[str, Callable[[Path, Path], set[Line]]] = {
-    "mypy": lambda cases, python: run_mypy(cases, python, *MYPY_OPTIONS),
-    "pyright": lambda cases, python: run_pyright_family("pyright", cases, python, PYRIGHT_MODE),
-    "basedpyright": lambda cases, python: run_pyright_family("basedpyright", cases, python, PYRIGHT_MODE),
-    "pyrefly": lambda cases, python: run_pyrefly(cases, python, *PYREFLY_OPTIONS),
+RUNNERS: dict[str, Callable[[Path, Path, list[str]], set[Line]]] = {
+    "mypy": run_mypy,
+    "pyright": run_pyright,
+    "basedpyright": run_basedpyright,
+    "pyrefly": run_pyrefly,
     "ty": run_ty,
 }
 
@@ -250,7 +253,8 @@ def reports(cases: Path, wheel_install: WheelInstall) -> dict[str, set[Line]]:
     """What each checker reports on the case folder: each runs once, two at a time."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            checker: pool.submit(RUNNERS[checker], cases, wheel_install.python) for checker in CHECKERS
+            checker: pool.submit(RUNNERS[checker], cases, wheel_install.python, python_files(cases))
+            for checker in CHECKERS
         }
         return {checker: future.result() for checker, future in futures.items()}
 
@@ -261,3 +265,130 @@ def test_checker_reports_exactly_the_marked_lines(reports: dict[str, set[Line]],
     expected = expected_for(checker)
     assert sorted(reported - expected) == [], "reported but not marked"
     assert sorted(expected - reported) == [], "marked but not reported"
+
+
+# The README's table of which tool catches which mistake: one row per fail_*.py file, one column per
+# checker and one for `failure-kinds lint`. A file's mistakes are its top-level statements holding a
+# marked line; a tool catches a mistake when it reports a line of that statement.
+TABLE_START = (
+    "<!-- static checking table: tests/test_typing.py derives every cell from the checkers' runs -->"
+)
+TABLE_END = "<!-- end of static checking table -->"
+TOOLS = (*CHECKERS, "lint")
+
+
+def mistakes(name: str) -> list[range]:
+    marked = {number for (file, number) in markers() if file == name}
+    statements = ast.parse((CASES / name).read_text(encoding="utf-8")).body
+    spans = [range(node.lineno, (node.end_lineno or node.lineno) + 1) for node in statements]
+    return [span for span in spans if marked.intersection(span)]
+
+
+def verdict(name: str, reported: set[Line]) -> str:
+    lines = {number for (file, number) in reported if file == name}
+    caught = [span for span in mistakes(name) if lines.intersection(span)]
+    if len(caught) == len(mistakes(name)):
+        return "yes"
+    return "partly" if caught else "no"
+
+
+def readme_table() -> dict[str, list[str]]:
+    """The README table's cells by case file name, in the order of TOOLS."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert TABLE_START in readme
+    assert TABLE_END in readme
+    body = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip().splitlines()
+    header = [cell.strip() for cell in body[0].strip("|").split("|")]
+    assert header[2:] == [*CHECKERS, "`failure-kinds lint`"], header
+    rows: dict[str, list[str]] = {}
+    for row in body[2:]:
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        found = re.fullmatch(r"\[`(fail_\w+\.py)`\]\(tests/typing/\1\)", cells[1])
+        assert found, f"the second cell links the case file: {row}"
+        rows[found[1]] = cells[2:]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def lint_report(cases: Path, wheel_install: WheelInstall) -> set[Line]:
+    """What `failure-kinds lint` reports on the fail files, with the cases' declared namespace."""
+    result = subprocess.run(
+        [
+            str(wheel_install.python),
+            "-m",
+            "failure_kinds",
+            "lint",
+            "--format",
+            "json",
+            "--config",
+            str(cases / "declaration" / "pyproject.toml"),
+            *sorted(name for name in python_files(cases) if name.startswith("fail_")),
+        ],
+        cwd=cases,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return {(Path(finding["path"]).name, finding["line"]) for finding in json.loads(result.stdout)}
+
+
+def test_readme_table_says_which_tool_catches_each_mistake(
+    reports: dict[str, set[Line]], lint_report: set[Line]
+) -> None:
+    found = {**reports, "lint": lint_report}
+    derived = {
+        path.name: [verdict(path.name, found[tool]) for tool in TOOLS]
+        for path in sorted(CASES.glob("fail_*.py"))
+    }
+    table = readme_table()
+    shown = "\n".join(f"{name}: {' '.join(cells)}" for name, cells in derived.items())
+    assert sorted(table) == sorted(derived), "one row per fail_*.py file\n" + shown
+    wrong = [
+        f"{name}: the README says {table[name]}, the tools say {cells}"
+        for name, cells in derived.items()
+        if table[name] != cells
+    ]
+    assert wrong == [], "\n".join(wrong)
+
+
+# What each setting of the README's configuration is for: without it, the checker stops reporting the
+# mistakes of these files that the table credits it with.
+WEAKER = {
+    "mypy without warn_unreachable": ("mypy", "[tool.mypy]\nstrict = true\n", ["fail_match_typo.py"]),
+    "pyright without configuration": ("pyright", None, ["fail_equality.py", "fail_match_typo.py"]),
+    "pyrefly without configuration": ("pyrefly", None, None),
+    "pyrefly strict without unreachable-match-case": (
+        "pyrefly",
+        '[tool.pyrefly]\npreset = "strict"\n',
+        ["fail_match_typo.py"],
+    ),
+}
+
+
+@pytest.mark.parametrize("weaker", WEAKER)
+def test_each_setting_is_needed(
+    cases: Path, wheel_install: WheelInstall, tmp_path: Path, weaker: str
+) -> None:
+    checker, configuration, names = WEAKER[weaker]
+    files = names or sorted(name for name in python_files(cases) if name.startswith("fail_"))
+    for name in [*files, DECLARED_MODULE]:
+        shutil.copy(cases / name, tmp_path / name)
+    if configuration is not None:
+        (tmp_path / "pyproject.toml").write_text(configuration, encoding="utf-8")
+    reported = RUNNERS[checker](tmp_path, wheel_install.python, files)
+    credited = {line for line in expected_for(checker) if line[0] in files}
+    assert credited, "the table credits the checker with these mistakes"
+    assert sorted(reported & credited) == []
+
+
+def test_readme_names_the_pinned_versions() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Versions tested: (.*?) \(pinned", readme, flags=re.DOTALL)
+    assert found, "the README names the checker versions it was tested with"
+    named = dict(item.split() for item in found[1].replace("\n", " ").split(", "))
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev = pyproject["project"]["optional-dependencies"]["dev"]
+    pins = dict(requirement.split("==") for requirement in dev if "==" in requirement)
+    assert named == {checker: pins[checker] for checker in CHECKERS}
+    # The environment running the checkers holds exactly those versions.
+    assert named == {checker: metadata.version(checker) for checker in CHECKERS}
