@@ -13,7 +13,7 @@ object is made per row; a batch holds at most BATCH_ROWS rows of the one column.
 from __future__ import annotations
 
 import importlib
-from collections import Counter
+from collections import Counter, deque
 
 from .decoding import INVALID, UNPARSEABLE
 from .errors import AuditError, describe_read_error
@@ -222,25 +222,34 @@ def _add(partial: PartialReport, counts: dict[object, int], first_index: Callabl
     if add_counts is not None:
         add_counts(counts, first_index, rows)
         return
-    # Rebuild the rows in order from the first occurrences: the tally only needs the counts and where
-    # each value first occurs, so every value's later rows may follow in any order.
-    firsts = sorted((first_index(value), index) for index, value in enumerate(counts))
-    order = list(counts)
-    rebuilt: list[object] = [None] * rows
-    filled = [False] * rows
-    for position, index in firsts:
-        rebuilt[position] = order[index]
-        filled[position] = True
-    remaining = [(order[index], counts[order[index]] - 1) for _, index in firsts]
-    cursor = 0
-    for value, count in remaining:
-        while count:
-            while filled[cursor]:
-                cursor += 1
-            rebuilt[cursor] = value
-            filled[cursor] = True
-            count -= 1
-    partial.add_values(rebuilt)
+    firsts = {value: first_index(value) for value in counts}
+    partial.add_values(rows_in_order(counts, firsts.__getitem__, rows))
+
+
+def rows_in_order(counts: dict[object, int], first_index: Callable[[object], int], rows: int) -> list[object]:
+    """A list of ``rows`` values with these counts in which each value first occurs where it did. The
+    audit needs nothing else of a batch, so the rest of each value's rows may come in any order after
+    its first: the gap before each next first occurrence is filled from the values already seen, built
+    with list repetition rather than one Python step per row."""
+    order = sorted(counts, key=first_index)
+    remaining = {value: counts[value] - 1 for value in order}
+    available: deque[object] = deque()
+    result: list[object] = []
+    for position, value in enumerate(order):
+        result.append(value)
+        if remaining[value]:
+            available.append(value)
+        gap_end = first_index(order[position + 1]) if position + 1 < len(order) else rows
+        need = gap_end - len(result)
+        while need > 0:
+            head = available[0]
+            take = min(need, remaining[head])
+            result += [head] * take
+            remaining[head] -= take
+            need -= take
+            if not remaining[head]:
+                available.popleft()
+    return result
 
 
 def _describe(error: BaseException) -> str:

@@ -1,0 +1,284 @@
+"""--jobs: whatever the files and wherever the byte ranges fall, the parallel report is the one-pass one."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from failure_kinds.audit import PartialReport, Pins, audit, render_json, settings_for
+from failure_kinds.audit.parallel import (
+    LINES,
+    STREAM,
+    ByteProgress,
+    OrderedMerge,
+    Task,
+    audit_parallel,
+    audit_tasks,
+    default_jobs,
+    line_starts,
+    plan,
+    run_task,
+)
+from failure_kinds.audit.sources import expand_inputs
+from failure_kinds.audit.state import AuditSettings
+
+LINE_POOL = [
+    b'{"failure_kind": "transport_timeout"}',
+    b'{"failure_kind": "cancelled", "failure_reason": "caller went away"}',
+    b'{"failure_kind": "judge_faild"}',
+    b'{"failure_kind": "swe_env:patch_apply_failed"}',
+    b'{"failure_kind": "web_env:page_load_failed"}',
+    b'{"failure_kind": null}',
+    b"{}",
+    b'{"failure_kind": 3}',
+    b'{"failure_kind": ["a"]}',
+    b'{"failure_kind": {"kind": "x"}}',
+    b"not json",
+    b"[1, 2]",
+    b'{"failure_kind": "cancelled"} {"failure_kind": "shutdown"}',
+    b"",
+    b"   ",
+    b"\t",
+    b"\xff\xfe{}",
+    b'{"failure_kind": "caf\xc3\xa9"}',
+    b'{"failure_kind": "' + b"y" * 300 + b'"}',
+    b'  {"failure_kind": "shutdown"}  ',
+]
+
+distinct_lines = st.text(alphabet="abcdefgh_:", min_size=1, max_size=6).map(
+    lambda value: json.dumps({"failure_kind": value}).encode()
+)
+line_strategy = st.one_of(st.sampled_from(LINE_POOL), distinct_lines)
+
+
+@st.composite
+def jsonl_files(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(line_strategy, max_size=40))
+    ending = draw(st.sampled_from([b"\n", b"\r\n"]))
+    body = ending.join(lines)
+    if lines and draw(st.booleans()):
+        body += ending  # a trailing line end, or not
+    if draw(st.booleans()):
+        body = b"\xef\xbb\xbf" + body
+    return body
+
+
+def run_here(
+    tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+) -> PartialReport:
+    """The pool's work in this process, last task first: partials cross as JSON and arrive out of order."""
+    merge = OrderedMerge()
+    for task in reversed(tasks):
+        partial = run_task(task, settings, pins, fast=True)
+        merge.add(task.index, PartialReport.from_json(json.loads(json.dumps(partial.to_json()))))
+        meter.advance(task.size)
+    return merge.result(settings)
+
+
+def one_pass(inputs: list[str], **caps: int) -> str:
+    return render_json(audit(inputs, **caps))  # type: ignore[arg-type]
+
+
+def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
+    settings = settings_for("failure_kind", **caps)
+    tasks = plan(expand_inputs(inputs, []), 2, chunk_bytes)
+    return render_json(audit_tasks(tasks, settings, run_here, None).report())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    files=st.lists(st.tuples(jsonl_files(), st.booleans()), min_size=1, max_size=3),
+    chunk_bytes=st.integers(min_value=1, max_value=400),
+    distinct_limit=st.integers(min_value=1, max_value=5),
+    line_bytes=st.sampled_from([200, 64 << 20]),
+)
+def test_any_cut_of_any_files_gives_the_one_pass_report(
+    files: list[tuple[bytes, bool]], chunk_bytes: int, distinct_limit: int, line_bytes: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for number, (body, compressed) in enumerate(files):
+            name = Path(folder, f"part{number}.jsonl" + (".gz" if compressed else ""))
+            name.write_bytes(gzip.compress(body) if compressed else body)
+        caps = {"distinct_limit": distinct_limit, "line_bytes": line_bytes}
+        assert in_ranges([folder], chunk_bytes, **caps) == one_pass([folder], **caps)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    length=st.integers(min_value=1, max_value=3000),
+    chunk_bytes=st.integers(min_value=1, max_value=500),
+    newline=st.sampled_from([b"\n", b"\r\n", b""]),
+)
+def test_one_huge_line_across_many_ranges(length: int, chunk_bytes: int, newline: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "huge.jsonl")
+        path.write_bytes(b'{"failure_kind": "' + b"z" * length + b'"}' + newline + b'{"failure_kind": 1}')
+        for line_bytes in (100, 64 << 20):
+            caps = {"line_bytes": line_bytes}
+            assert in_ranges([str(path)], chunk_bytes, **caps) == one_pass([str(path)], **caps)
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=jsonl_files(), chunk_bytes=st.integers(min_value=1, max_value=200))
+def test_ranges_start_at_line_starts_cover_the_file_and_are_never_empty(
+    body: bytes, chunk_bytes: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "cut.jsonl")
+        path.write_bytes(body)
+        starts = line_starts(str(path), len(body), chunk_bytes)
+    assert starts[0] == 0
+    assert starts == sorted(set(starts))
+    assert all(start < len(body) or start == 0 for start in starts)
+    assert all(body[start - 1 : start] == b"\n" for start in starts[1:])
+
+
+def write_big(path: Path, copies: int) -> Path:
+    """A file of many copies of every pool line, with one distinct bad value near its end."""
+    block = b"\n".join(LINE_POOL) + b"\n"
+    with path.open("wb") as file:
+        for _ in range(copies):
+            file.write(block)
+        file.write(b'{"failure_kind": "only_near_the_end"}\n')
+    return path
+
+
+def test_worker_processes_give_the_one_pass_report(tmp_path: Path) -> None:
+    big = write_big(tmp_path / "big.jsonl", 3000)
+    (tmp_path / "small.jsonl.gz").write_bytes(gzip.compress(b'{"failure_kind": "sesion_lost"}\nbad\n'))
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    settings = settings_for("failure_kind")
+    inputs = [str(tmp_path), str(big), str(tmp_path / "missing.jsonl")]
+    report = audit_parallel(inputs, settings, jobs=2, chunk_bytes=100_000)
+    assert render_json(report) == one_pass(inputs)
+    assert [file.path for file in report.failed_files] == [str(tmp_path / "missing.jsonl")]
+
+
+def test_a_part_past_the_distinct_cap_is_counted_again_pinned(tmp_path: Path) -> None:
+    lines = [json.dumps({"failure_kind": f"bad_{index % 50}"}).encode() for index in range(2000)]
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"\n".join(lines[::-1]) + b"\n")
+    settings = settings_for("failure_kind", distinct_limit=7)
+    tasks = plan(expand_inputs([str(path)], []), 2, 500)
+    assert len(tasks) > 10
+    first = run_here(tasks, settings, None, ByteProgress(None, 0))
+    assert not first.exact  # so the engine must run the parts again, pinned
+    report = audit_parallel([str(path)], settings, jobs=2, chunk_bytes=500)
+    assert render_json(report) == one_pass([str(path)], distinct_limit=7)
+
+
+def test_streams_and_one_job_are_read_in_one_pass(tmp_path: Path) -> None:
+    path = write_big(tmp_path / "big.jsonl", 10)
+    sources = expand_inputs(["-", str(path)], [])
+    assert plan(sources, 2, 10)[0].kind == STREAM
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert plan(expand_inputs([str(fifo)], []), 2, 10)[0].kind == STREAM
+    assert plan(expand_inputs([str(path)], []), 2, 1 << 30)[0].kind == LINES
+    data = b'{"failure_kind": "cancelled"}\n'
+    result = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", "-", str(path), "--jobs", "2", "--format", "json"],
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    expected = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", "-", str(path), "--jobs", "1", "--format", "json"],
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == expected.returncode == 0
+    assert result.stdout == expected.stdout
+    assert json.loads(result.stdout)["files"][0]["path"] == "<stdin>"
+
+
+def cli(*arguments: str, stderr: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def forty_megabytes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Above the size at which the command starts worker processes by itself."""
+    return write_big(tmp_path_factory.mktemp("big") / "forty.jsonl", 190_000)
+
+
+def test_the_command_uses_every_core_by_default_with_the_same_report(forty_megabytes: Path) -> None:
+    assert forty_megabytes.stat().st_size > 32 << 20
+    parallel = cli(str(forty_megabytes), "--format", "json")
+    serial = cli(str(forty_megabytes), "--format", "json", "--jobs", "1")
+    assert parallel.returncode == serial.returncode == 0
+    assert parallel.stdout == serial.stdout
+    assert parallel.stderr == b""  # stderr is a pipe here: no progress line
+
+
+def test_progress_line_on_a_terminal(forty_megabytes: Path) -> None:
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "failure_kinds", "audit", str(forty_megabytes), "--jobs", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+        )
+        os.close(follower)
+        shown = read_terminal(leader, process)
+    finally:
+        os.close(leader)
+    assert process.returncode == 0
+    assert re.search(rb"audited [\d.,]+ [kMG]?B of [\d.,]+ [kMG]?B \([\d.,]+ [kMG]?B/s\)", shown)
+    assert shown.endswith(b"\r\x1b[K")  # the line is cleared before the report's own output
+
+
+def read_terminal(leader: int, process: subprocess.Popen[bytes]) -> bytes:
+    shown = b""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif process.poll() is not None:
+            break
+    process.wait(timeout=60)
+    return shown
+
+
+def test_jobs_must_be_positive() -> None:
+    result = cli("x.jsonl", "--jobs", "0")
+    assert result.returncode == 2
+    assert result.stderr.decode().count("\n") == 1
+    assert b"--jobs 0" in result.stderr
+
+
+def test_no_path_is_a_usage_error() -> None:
+    result = cli("--format", "json")
+    assert result.returncode == 2
+    assert result.stderr.decode().count("\n") == 1
+
+
+def test_default_jobs_is_the_cores_this_process_may_use() -> None:
+    assert default_jobs() == len(os.sched_getaffinity(0))

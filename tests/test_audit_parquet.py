@@ -1,0 +1,243 @@
+"""Parquet inputs: only the --field column, the JSON Lines categories row by row, path:row N, and every
+broken file named with exit 2."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import failure_kinds.audit.parquet as parquet_module
+from failure_kinds.audit import PartialReport, Pins, audit, render_json, settings_for
+from failure_kinds.audit.parallel import (
+    ByteProgress,
+    OrderedMerge,
+    Task,
+    audit_parallel,
+    audit_tasks,
+    plan,
+    run_task,
+)
+from failure_kinds.audit.sources import expand_inputs
+from failure_kinds.audit.state import AuditSettings
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = ROOT / "examples" / "rollout_failures.parquet"
+KINDS = [
+    "transport_timeout",
+    "cancelled",
+    "judge_faild",
+    "swe_env:patch_apply_failed",
+    "Judge-Failed",
+    "x" * 300,
+]
+
+
+def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def as_lines(report_json: str) -> str:
+    """A Parquet report in the words of the JSON Lines report of the same rows."""
+    return re.sub(r"\.parquet:row (\d+)", r".jsonl:\1", report_json.replace('.parquet"', '.jsonl"'))
+
+
+def write_both(
+    folder: Path, values: list[object], row_group_size: int, kind: Any = None
+) -> tuple[Path, Path]:
+    """The values as a Parquet column and as JSON Lines objects, one row per line."""
+    table = pa.table({"failure_kind": pa.array(values, type=kind)})
+    parquet_path = folder / "rows.parquet"
+    pq.write_table(table, parquet_path, row_group_size=max(1, row_group_size))
+    lines_path = folder / "rows.jsonl"
+    lines_path.write_text("".join(json.dumps({"failure_kind": value}) + "\n" for value in values))
+    return parquet_path, lines_path
+
+
+def run_here(
+    tasks: list[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+) -> PartialReport:
+    merge = OrderedMerge()
+    for task in reversed(tasks):
+        partial = run_task(task, settings, pins, fast=True)
+        merge.add(task.index, PartialReport.from_json(json.loads(json.dumps(partial.to_json()))))
+    return merge.result(settings)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    values=st.lists(
+        st.one_of(st.none(), st.sampled_from(KINDS), st.text(alphabet="ab:_", max_size=4)), max_size=60
+    ),
+    row_group_size=st.integers(min_value=1, max_value=25),
+    batch_rows=st.integers(min_value=1, max_value=9),
+    task_rows=st.integers(min_value=1, max_value=30),
+    distinct_limit=st.integers(min_value=1, max_value=4),
+    dictionary=st.booleans(),
+)
+def test_rows_count_as_the_same_json_lines_would(
+    values: list[object],
+    row_group_size: int,
+    batch_rows: int,
+    task_rows: int,
+    distinct_limit: int,
+    dictionary: bool,
+) -> None:
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parquet_module, "BATCH_ROWS", batch_rows)
+        patch.setattr(parquet_module, "TASK_ROWS", task_rows)
+        kind = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
+        parquet_path, lines_path = write_both(Path(folder), values, row_group_size, kind)
+        expected = render_json(audit([str(lines_path)], distinct_limit=distinct_limit))
+        caps = settings_for("failure_kind", distinct_limit=distinct_limit)
+        serial = render_json(audit_parallel([str(parquet_path)], caps, jobs=1))
+        tasks = plan(expand_inputs([str(parquet_path)], []), 2, 1)
+        in_runs = render_json(audit_tasks(tasks, caps, run_here, None).report())
+    assert as_lines(serial) == expected
+    assert as_lines(in_runs) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "values"),
+    [
+        (pa.int64(), [1, None, 3]),
+        (pa.float64(), [1.5, None, 2.0]),
+        (pa.bool_(), [True, None, False]),
+        (pa.binary(), [b"cancelled", None, b"x"]),
+        (pa.list_(pa.string()), [["cancelled"], None, []]),
+        (pa.struct([("name", pa.string())]), [{"name": "cancelled"}, None, {"name": None}]),
+        (pa.timestamp("s"), [0, None, 5]),
+    ],
+)
+def test_a_column_that_is_not_text_is_invalid_and_null_is_without(
+    tmp_path: Path, kind: Any, values: list[object]
+) -> None:
+    path = tmp_path / "typed.parquet"
+    pq.write_table(pa.table({"failure_kind": pa.array(values, type=kind)}), path)
+    report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+    assert (report["records"], report["invalid"], report["without_kind"], report["with_kind"]) == (3, 2, 1, 0)
+    assert report["first_invalid"] == f"{path}:row 1"
+
+
+def test_text_types_all_count_as_kinds(tmp_path: Path) -> None:
+    for kind in (pa.string(), pa.large_string(), pa.string_view(), pa.dictionary(pa.int8(), pa.string())):
+        path = tmp_path / "text.parquet"
+        pq.write_table(
+            pa.table({"failure_kind": pa.array(["cancelled", None, "judge_faild"], type=kind)}), path
+        )
+        report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+        assert (report["with_kind"], report["without_kind"]) == (2, 1), kind
+        assert [row["first_seen"] for row in report["kinds"]] == [f"{path}:row 1", f"{path}:row 3"]
+
+
+def test_a_null_column_and_a_missing_field_have_no_kind(tmp_path: Path) -> None:
+    path = tmp_path / "nulls.parquet"
+    pq.write_table(
+        pa.table({"failure_kind": pa.nulls(5), "other": pa.array(["cancelled"] * 5)}), path, row_group_size=2
+    )
+    for field in ("failure_kind", "absent", "other.inner", "failure_kind.deeper"):
+        report = json.loads(render_json(audit_parallel([str(path)], settings_for(field), jobs=1)))
+        assert (report["records"], report["without_kind"]) == (5, 5), field
+
+
+def test_a_dotted_field_goes_into_struct_columns(tmp_path: Path) -> None:
+    result = pa.struct([("failure_kind", pa.string()), ("detail", pa.string())])
+    outer = pa.struct([("result", result)])
+    values = [
+        {"result": {"failure_kind": "cancelled", "detail": "x"}},
+        None,
+        {"result": None},
+        {"result": {"failure_kind": "judge_faild", "detail": None}},
+    ]
+    path = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({"response": pa.array(values, type=outer)}), path)
+    report = json.loads(
+        render_json(audit_parallel([str(path)], settings_for("response.result.failure_kind"), jobs=1))
+    )
+    assert (report["records"], report["with_kind"], report["without_kind"]) == (4, 2, 2)
+    assert {row["value"]: row["first_seen"] for row in report["kinds"]} == {
+        "cancelled": f"{path}:row 1",
+        "judge_faild": f"{path}:row 4",
+    }
+
+
+def test_the_example_counts_like_the_json_lines_example_it_was_made_from(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import make_parquet_example
+    finally:
+        sys.path.pop(0)
+    fresh = make_parquet_example.write(tmp_path / "fresh.parquet")
+    lines = json.loads(cli(str(ROOT / "examples" / "rollout_failures.jsonl"), "--format", "json").stdout)
+    for path, field in ((EXAMPLE, "failure_kind"), (fresh, "failure_kind"), (EXAMPLE, "result.failure_kind")):
+        result = cli(str(path), "--field", field, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["with_kind"] == lines["with_kind"] == 319
+        assert [(row["value"], row["count"], row["category"]) for row in report["kinds"]] == [
+            (row["value"], row["count"], row["category"]) for row in lines["kinds"]
+        ]
+        assert all(row["first_seen"].startswith(f"{path}:row ") for row in report["kinds"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.integers(min_value=0, max_value=10_000), flip=st.integers(min_value=0, max_value=10_000))
+def test_a_truncated_or_corrupt_file_is_named_and_the_rest_is_still_audited(cut: int, flip: int) -> None:
+    data = EXAMPLE.read_bytes()
+    with tempfile.TemporaryDirectory() as folder:
+        broken = Path(folder, "broken.parquet")
+        if cut < len(data) - 8:
+            broken.write_bytes(data[: cut % (len(data) - 8)])
+        else:  # the footer is whole but a byte of the data is not what was written
+            position = flip % (len(data) - 8)
+            broken.write_bytes(data[:position] + bytes([data[position] ^ 0xFF]) + data[position + 1 :])
+        good = Path(folder, "good.jsonl")
+        good.write_text('{"failure_kind": "cancelled"}\n')
+        report = audit_parallel([str(broken), str(good)], settings_for("failure_kind"), jobs=1)
+    assert report.files[-1].records == 1
+    assert report.files[-1].error is None
+    assert report.files[0].records <= 357
+    if report.files[0].error is None:  # a flip inside a value can leave a readable file
+        assert report.files[0].records == 357
+
+
+def test_unreadable_parquet_files_exit_2_with_one_line_each(tmp_path: Path) -> None:
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    (tmp_path / "text.parquet").write_text("not parquet at all\n")
+    (tmp_path / "cut.parquet").write_bytes(EXAMPLE.read_bytes()[:-100])
+    result = cli(
+        *(str(tmp_path / name) for name in ("empty.parquet", "text.parquet", "cut.parquet", "gone.parquet"))
+    )
+    assert result.returncode == 2
+    errors = result.stderr.splitlines()
+    assert len(errors) == 4
+    for name, line in zip(("empty", "text", "cut", "gone"), errors, strict=True):
+        assert line.startswith(f"failure-kinds audit: {tmp_path / name}.parquet: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_without_pyarrow_a_parquet_input_is_a_usage_error_saying_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['pyarrow'] = None; from failure_kinds.cli import main; "
+        f"sys.exit(main(['audit', {str(EXAMPLE)!r}]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "pip install failure-kinds[parquet]" in result.stderr
