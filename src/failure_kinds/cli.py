@@ -239,9 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
         "sidecars, verifier dumps): which kinds occurred, which values are not in the vocabulary and what "
         "they probably meant, and how the counts regroup once legacy labels are aliased. Every non-blank "
         "line is one record: with a kind (a string at the field), without (absent or null), invalid "
-        "(another JSON type there) or unparseable (not UTF-8, not JSON, or not an object).",
-        epilog="Exit 0 when the audit ran (1 with --strict when unregistered values remain), 2 on a usage "
-        "error or when an input could not be read; the readable inputs are still reported.",
+        "(another JSON type there) or unparseable (not UTF-8, not JSON, not an object, or longer than "
+        "--max-line-bytes). A namespaced value whose server the project declares (--config) but whose kind "
+        "it does not is undeclared.",
+        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values remain), 2 "
+        "on a usage error or when an input could not be read; the readable inputs are still reported.",
     )
     audit.add_argument(
         "paths",
@@ -269,7 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
         help='a TOML file of aliases: old = "new" lines under an [aliases] table',
     )
     audit.add_argument(
-        "--strict", action="store_true", help="exit 1 when any unregistered value remains after aliasing"
+        "--strict",
+        action="store_true",
+        help="exit 1 when any unregistered or undeclared value remains after aliasing",
     )
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument(
@@ -296,6 +300,15 @@ def build_parser() -> argparse.ArgumentParser:
         "the one ray.init() finds, else a local one); paths may be URIs such as s3://bucket/logs/ "
         "(pip install failure-kinds[ray])",
     )
+    audit.add_argument(
+        "--max-line-bytes",
+        type=_byte_size,
+        default=64 << 20,
+        metavar="SIZE",
+        help="a longer line is counted as unparseable and skipped without being held in memory (default: "
+        "64M; K, M and G suffixes are powers of 1024)",
+    )
+    add_config_option(audit)
     audit.set_defaults(run=_run_audit)
 
     lint = commands.add_parser(
@@ -491,6 +504,7 @@ class _RayAction(argparse.Action):
 def _run_audit(arguments: argparse.Namespace) -> int:
     import failure_kinds.audit as audit
 
+    config = load_project_config(arguments)
     try:
         aliases = audit.load_alias_file(arguments.aliases) if arguments.aliases else {}
         aliases.update(audit.parse_alias_option(option) for option in arguments.alias)
@@ -506,24 +520,39 @@ def _run_audit(arguments: argparse.Namespace) -> int:
             aliases=aliases,
             fast=arguments.decoder != "stdlib",
             progress=sys.stderr,
+            namespaces=dict(config.namespaces),
+            line_bytes=arguments.max_line_bytes,
         )
     except audit.AuditError as error:
         raise UsageError(str(error)) from None
     if arguments.format == "json":
-        sys.stdout.write(audit.render_json(report))
+        write_output(audit.render_json(report))
     else:
-        utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
-        sys.stdout.write(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
-    sys.stdout.flush()
+        encoding = getattr(sys.stdout, "encoding", None) or ""
+        utf8 = encoding.lower().replace("-", "") == "utf8"
+        write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
     for note in report.notes:
-        print(f"failure-kinds audit: note: {note}", file=sys.stderr)
+        _error_line(f"failure-kinds audit: note: {note}")
     for file in report.failed_files:
-        print(f"failure-kinds audit: {file.path}: {file.error}", file=sys.stderr)
+        _error_line(f"failure-kinds audit: {audit.printable(file.path)}: {file.error}")
     if report.failed_files:
         return EXIT_USAGE
-    if arguments.strict and report.unregistered:
+    if arguments.strict and (report.unregistered or report.undeclared):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _byte_size(text: str) -> int:
+    """A positive number of bytes, optionally with a K, M or G suffix (powers of 1024)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = text.strip(), ""
+    if number[-1:].upper() in units:
+        number, unit = number[:-1], number[-1:].upper()
+    if not number.isdigit() or len(number) > 15 or int(number) == 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a positive number of bytes, e.g. 1048576 or 64M"
+        )
+    return int(number) * units[unit]
 
 
 # lint

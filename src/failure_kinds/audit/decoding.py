@@ -8,13 +8,16 @@ for line (a property test holds them to that).
 from __future__ import annotations
 
 import json
+from functools import partial
 from json.scanner import make_scanner
 from operator import attrgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any, Final
+    from typing import Any, Final, TypeVar
+
+    _T = TypeVar("_T")
 
 
 class _Marker:
@@ -38,7 +41,12 @@ BLANK: Final = _Marker("BLANK")
 
 
 class Decoder:
-    """Turns lines into what they hold at the field, with the standard library."""
+    """Turns lines into what they hold at the field, with the standard library.
+
+    Subclasses offer a quicker answer through ``_quick_batch`` and ``_quick_line``; where they have
+    none, the standard library decides, always from the same call depth, so a line nested as deep as
+    the interpreter allows gets the same answer whichever decoder reads it.
+    """
 
     def __init__(self, path: Sequence[str]) -> None:
         self.path: list[str] = list(path)
@@ -49,14 +57,30 @@ class Decoder:
         # typeshed types make_scanner's argument as the scanner class itself; any JSONDecoder is right.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
+    def batch(self, lines: list[bytes]) -> list[object]:
+        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
+        INVALID or the value itself (the fast path leaves numbers, lists and objects as decoded)."""
+        quick = self._quick_batch(lines)
+        if quick is not None:
+            return quick
+        decode = self.line
+        return [BLANK if not line or line.isspace() else decode(line) for line in lines]
+
     def line(self, line: bytes) -> object:
+        quick = self._quick_line(line)
+        if quick is not _UNDECIDED:
+            return quick
         document: Any
         try:
             text = line.decode()
             try:
-                document, end = self._scan(text, 0)
-            except StopIteration:
-                document, end = json.loads(text), len(text)  # leading white space, or not JSON at all
+                document, end = self._parse(text, self._scan)
+            except ValueError as error:
+                if "integer string conversion" not in str(error):
+                    raise
+                # An integer of more digits than int() converts: valid JSON all the same, and never a
+                # kind, so it is read as a float rather than refused.
+                document, end = self._parse(text, _LENIENT_SCAN)
             if end != len(text) and text[end:].strip(" \t\r\n"):
                 return UNPARSEABLE
         except (ValueError, RecursionError):
@@ -78,11 +102,20 @@ class Decoder:
             return value
         return INVALID
 
-    def batch(self, lines: list[bytes]) -> list[object]:
-        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
-        INVALID or the value itself (the fast path leaves numbers, lists and objects as decoded)."""
-        decode = self.line
-        return [BLANK if not line or line.isspace() else decode(line) for line in lines]
+    def _quick_batch(self, lines: list[bytes]) -> list[object] | None:
+        return None
+
+    def _quick_line(self, line: bytes) -> object:
+        return _UNDECIDED
+
+    @staticmethod
+    def _parse(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
+        try:
+            return scan(text, 0)
+        except StopIteration:
+            # Leading white space, or not JSON at all: the full decoder says which, at the same depth.
+            decoder = json.JSONDecoder(parse_int=float) if scan is _LENIENT_SCAN else json.JSONDecoder()
+            return decoder.decode(text), len(text)
 
 
 class FastDecoder(Decoder):
@@ -97,29 +130,45 @@ class FastDecoder(Decoder):
         self._decode: Callable[[bytes], Any] = msgspec.json.Decoder(shape).decode
         self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
 
-    def batch(self, lines: list[bytes]) -> list[object]:
+    def _quick_batch(self, lines: list[bytes]) -> list[object] | None:
         # The whole batch in C when every line is ASCII (so valid UTF-8) and decodes: a blank line, a
         # refused line or a null on the way to a nested field sends the batch down the careful path.
-        if all(map(bytes.isascii, lines)):
-            try:
-                values: list[object] = list(map(self._leaf, map(self._decode, lines)))
-                return values
-            except Exception:
-                pass
-        return super().batch(lines)
+        if not all(map(bytes.isascii, lines)):
+            return None
+        try:
+            values: list[object] = _with_less_stack(lambda: list(map(self._leaf, map(self._decode, lines))))
+        except Exception:
+            return None
+        return values
 
-    def line(self, line: bytes) -> object:
-        if line.isascii():
-            try:
-                value: Any = self._decode(line)
-                for _ in self.path:
-                    value = value.f
-                    if value is None:
-                        return None
-            except Exception:
-                return super().line(line)
-            return value if value is None or type(value) is str else INVALID
-        return super().line(line)
+    def _quick_line(self, line: bytes) -> object:
+        if not line.isascii():
+            return _UNDECIDED
+        try:
+            value: Any = _with_less_stack(lambda: self._decode(line))
+            for _ in self.path:
+                value = value.f
+                if value is None:
+                    return None
+        except Exception:
+            return _UNDECIDED
+        return value if value is None or type(value) is str else INVALID
+
+
+def _with_less_stack(call: Callable[[], _T], crossings: int = 4) -> _T:
+    """``call()``, made from a few levels of C-to-Python calls deeper, so msgspec always runs out of
+    recursion before the standard library would: a line nested too deep for the standard library is
+    then never accepted by msgspec (both stop near the interpreter's recursion limit, msgspec a level
+    or two later)."""
+    if crossings == 0:
+        return call()
+    # Through map(): a call from C, which counts against the C recursion budget as well (3.12 and later).
+    result: _T = next(map(partial(_with_less_stack, call), (crossings - 1,)))
+    return result
+
+
+_UNDECIDED: Final = _Marker("UNDECIDED")
+_LENIENT_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
 
 
 def hashable(value: object) -> object:
@@ -129,14 +178,22 @@ def hashable(value: object) -> object:
 
 def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
     """The msgspec decoder when ``fast`` and msgspec is installed, else the standard library's."""
-    if fast:
+    if fast and len(path) <= _FAST_SEGMENTS:
         try:
             import msgspec
         except ImportError:
             pass
         else:
-            return FastDecoder(path, msgspec)
+            try:
+                return FastDecoder(path, msgspec)
+            except RecursionError:
+                pass
     return Decoder(path)
+
+
+# A --field of more segments than this is read by the standard library decoder: msgspec would need one
+# nested type per segment, and building hundreds of them overflows the interpreter's stack.
+_FAST_SEGMENTS: Final = 64
 
 
 def fast_available() -> bool:

@@ -4,21 +4,40 @@ from __future__ import annotations
 
 import json
 
+import failure_kinds
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Final
+
     from .report import KindRow, Report
 
 
-def printable(value: str) -> str:
-    """``value`` as is when it is plain text, else its repr, so control characters never reach a
-    terminal raw and unencodable characters never break the output."""
+# A value is shown in the text table cut to this many characters (the JSON report keeps more).
+VALUE_WIDTH: Final = 60
+# A name that has to be quoted and escaped is cut to this many characters.
+_NAME_LIMIT: Final = 1000
+
+
+def printable(value: str, limit: int = _NAME_LIMIT) -> str:
+    """``value`` as is when it is plain text, else quoted, escaped and cut to ``limit`` characters, so no
+    control character, line break or escape sequence reaches a terminal raw, a crafted name cannot
+    forge a line of output, and characters that cannot be encoded (a file name that is not UTF-8)
+    never break it."""
     if value and value.isprintable() and value.strip() == value:
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            pass
-    return repr(value)
+        return value
+    return failure_kinds._printable(value, limit)  # pyright: ignore[reportPrivateUsage]
+
+
+def shown_location(location: str) -> str:
+    """A ``path:line`` as printed: the path part escaped like any name."""
+    path, separator, line = location.rpartition(":")
+    return printable(path) + separator + line if separator else printable(location)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 record``, ``2 records``, with thousands separators."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def _bar(count: int, largest: int, character: str) -> str:
@@ -30,24 +49,33 @@ def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:5.1f}%" if total else "    -"
 
 
+_SECTIONS: Final = ("registered", "namespaced", "undeclared", "aliased", "unregistered")
+
+
 def render_text(report: Report, bar_character: str = "#") -> str:
     lines: list[str] = []
-    file_word = "file" if len(report.files) == 1 else "files"
-    lines.append(f"failure kinds at {report.field!r} in {len(report.files)} {file_word}")
+    lines.append(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}")
     lines.append("")
     number_width = max(len(f"{report.records:,}"), 5)
-    for label, count, note in (
-        ("records", report.records, ""),
-        ("with a kind", report.with_kind, ""),
-        ("without a kind", report.without_kind, "field absent or null"),
-        ("invalid", report.invalid, "field holds a number, bool, object or list"),
-        ("unparseable", report.unparseable, "not UTF-8, not JSON, or not a JSON object"),
+    for label, count, note, first in (
+        ("records", report.records, "", None),
+        ("with a kind", report.with_kind, "", None),
+        ("without a kind", report.without_kind, "field absent or null", None),
+        ("invalid", report.invalid, "field holds a number, bool, object or list", report.first_invalid),
+        (
+            "unparseable",
+            report.unparseable,
+            "not UTF-8, not JSON, or not a JSON object",
+            report.first_unparseable,
+        ),
     ):
         percent = _percent(count, report.records) if label != "records" else "      "
+        if first is not None:
+            note += f"; first at {shown_location(first)}"
         lines.append(f"  {label:<15}{count:>{number_width},}  {percent}  {note}".rstrip())
     if report.kinds:
         lines.append("")
-        lines.append(f"shares below are of the {report.with_kind:,} records with a kind")
+        lines.append(f"shares below are of the {plural(report.with_kind, 'record')} with a kind")
 
     rows = report.kinds
     with_kind = report.with_kind
@@ -60,33 +88,32 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         line = f"  {shown_values[id(row)]:<{width}}  {row.count:>{number_width},}  "
         return (line + f"{_percent(row.count, with_kind)}  {bar:<24}  {extra}").rstrip()
 
-    for category, title in (
-        ("registered", "registered"),
-        ("namespaced", "namespaced"),
-        ("aliased", "aliased"),
-        ("unregistered", "unregistered"),
-    ):
+    for category in _SECTIONS:
         section = [row for row in rows if row.category == category]
         if not section:
             continue
         total = sum(row.count for row in section)
         distinct = sum(1 for row in section if row.value is not None)
         lines.append("")
-        lines.append(f"{title}: {distinct:,} distinct, {total:,} records")
+        lines.append(f"{category}: {distinct:,} distinct, {plural(total, 'record')}")
         for row in section:
+            extras: list[str] = []
+            if row.value is not None and row.length > VALUE_WIDTH:
+                extras.append(f"{row.length:,} characters")
             if category == "aliased":
-                extra = f"-> {row.canonical}"
-            elif category == "unregistered":
-                hint = f"did you mean {row.suggestion!r}?  " if row.suggestion else ""
-                extra = f"{hint}first seen {row.first_seen}"
-            else:
-                extra = ""
-            lines.append(row_line(row, extra))
-        if category == "namespaced" and report.namespaces:
-            servers = ", ".join(
-                f"{printable(server)} {count:,}" for server, count in report.namespaces.items()
-            )
-            lines.append(f"  by server: {servers}")
+                extras.append(f"-> {row.canonical}")
+            elif category in ("unregistered", "undeclared"):
+                if row.suggestion:
+                    extras.append(f"did you mean {row.suggestion!r}?")
+                extras.append(f"first seen {shown_location(row.first_seen)}")
+            lines.append(row_line(row, "  ".join(extras)))
+        if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
+            servers = [
+                f"{printable(server, VALUE_WIDTH)} {count:,}" for server, count in report.namespaces.items()
+            ]
+            if report.namespaces_overflow:
+                servers.append(f"(other servers) {report.namespaces_overflow:,}")
+            lines.append(f"  by server: {', '.join(servers)}")
 
     if any(row.category == "aliased" for row in rows):
         lines.append("")
@@ -100,17 +127,21 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     if len(report.files) > 1 or report.failed_files:
         lines.append("")
         lines.append("files:")
-        path_width = max(len(printable(file.path)) for file in report.files)
-        for file in report.files:
-            status = f"{file.records:,} records" + (f", error: {file.error}" if file.error else "")
-            lines.append(f"  {printable(file.path):<{path_width}}  {status}")
+        shown_paths = [printable(file.path) for file in report.files]
+        path_width = max(len(path) for path in shown_paths)
+        for path, file in zip(shown_paths, report.files, strict=True):
+            status = plural(file.records, "record") + (f", error: {file.error}" if file.error else "")
+            lines.append(f"  {path:<{path_width}}  {status}")
     return "\n".join(lines) + "\n"
 
 
 def _row_label(row: KindRow) -> str:
     if row.value is None:
         return f"(other {row.category} values)"
-    return printable(row.value)
+    shown = printable(row.value, VALUE_WIDTH)
+    if len(shown) > VALUE_WIDTH:  # plain text, only cut here
+        shown = shown[: VALUE_WIDTH - 3] + "..."
+    return shown
 
 
 def render_json(report: Report) -> str:

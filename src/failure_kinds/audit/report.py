@@ -175,9 +175,4 @@ _CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
 
 def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
     """The declared ``server:kind`` an undeclared value most likely meant."""
-    candidates = [f"{server}:{kind}" for server, kinds in namespaces.items() for kind in kinds]
-    closest = getattr(failure_kinds, "_closest", None)
-    if closest is None:
-        return None
-    found: str | None = closest(value, candidates)
-    return found
+    return failure_kinds._suggest_any(value, namespaces)  # pyright: ignore[reportPrivateUsage]

@@ -32,7 +32,7 @@ from .decoding import BLANK, UNPARSEABLE, hashable, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
     from typing import Final
 
     from .decoding import Decoder
@@ -62,20 +62,11 @@ SERVER: Final = "server"  # the one category of the per-server totals
 _FORMAT_VERSION: Final = 1
 
 
-def category_of(name: str, namespaces: Mapping[str, Iterable[str]] | None = None) -> str:
+def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str:
     """registered, namespaced, undeclared or unregistered: what the vocabulary says of ``name`` (no
-    aliases). ``undeclared`` only with ``namespaces``: a namespaced value whose server is declared there
-    but whose kind is not."""
-    if failure_kinds.is_registered(name):
-        return REGISTERED
-    if failure_kinds.is_namespaced(name):
-        if namespaces:
-            server, _, kind = name.partition(":")
-            declared = namespaces.get(server)
-            if declared is not None and kind not in declared:
-                return UNDECLARED
-        return NAMESPACED
-    return UNREGISTERED
+    aliases). ``undeclared`` only with ``namespaces`` (server -> declared kinds): a namespaced value whose
+    server is declared there but whose kind is not."""
+    return failure_kinds._category(name, namespaces or {})  # pyright: ignore[reportPrivateUsage]
 
 
 def shorten(value: str, limit: int) -> str:
