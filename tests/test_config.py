@@ -202,3 +202,17 @@ def test_any_text_is_a_config_or_a_config_error(tmp_path_factory: pytest.TempPat
     except ConfigError as error:
         outcome = error
     assert isinstance(outcome, ProjectConfig) or "\n" not in str(outcome)
+
+
+def test_a_removed_working_directory_finds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert load_config() == ProjectConfig()
+
+
+def test_a_pyproject_that_is_not_a_file_is_named(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pyproject.toml")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: not a regular file"):
+        load_config(start=tmp_path)

@@ -77,7 +77,13 @@ def load_config(
         if path.name == PYPROJECT:
             return _parse(path, _tool_table(path, document), TABLE)
         return _parse(path, document, "")
-    found = find_pyproject(start if start is not None else Path.cwd())
+    if start is None:
+        try:
+            start = Path.cwd()
+        except OSError:
+            # The working directory was removed or cannot be read: no configuration can be found there.
+            return ProjectConfig()
+    found = find_pyproject(start)
     if found is None:
         return ProjectConfig()
     return _parse(found, _tool_table(found, _read_toml(found)), TABLE)
