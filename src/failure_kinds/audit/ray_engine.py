@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from .state import AuditSettings
 
 INSTALL_HINT: Final = "--ray needs Ray: pip install failure-kinds[ray]"
-SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
+# What a directory URI gives, as a local directory does (see sources.expand_inputs).
+SUFFIXES: Final = (".jsonl", ".jsonl.gz")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
 
@@ -125,7 +126,7 @@ def _filesystem(uri: str) -> tuple[Any, str]:
 
 
 def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
-    """Tasks for one URI: a file, or a directory's *.jsonl, *.jsonl.gz and *.parquet files (sorted)."""
+    """Tasks for one URI: a file, or a directory's files with SUFFIXES (recursively, sorted)."""
     fs: Any = importlib.import_module("pyarrow.fs")
     filesystem, path = _filesystem(uri)
     scheme = uri[: uri.index("://") + 3]
@@ -139,7 +140,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
                 if entry.type == fs.FileType.File and str(entry.path).endswith(SUFFIXES)
             )
             if not found:
-                notes.append(f"{uri}: no *.jsonl, *.jsonl.gz or *.parquet files under this URI")
+                notes.append(f"{uri}: no *.jsonl or *.jsonl.gz files under this URI")
             files = [(scheme + name, name) for name in found]
         else:
             files = [(uri, path)]

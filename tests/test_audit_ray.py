@@ -1,0 +1,150 @@
+"""--ray: on a local Ray instance, the same report as the local engines for a dataset of many files with
+bad lines, gzip and Parquet, through local paths and file:// URIs; one Ray session for the module."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import pty
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import pytest
+import ray
+from test_audit_parallel import read_terminal
+
+from failure_kinds.audit import audit, render_json, settings_for
+from failure_kinds.audit.parallel import audit_parallel
+from failure_kinds.audit.ray_engine import audit_ray
+from failure_kinds.audit.scale import looks_like_address
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray instance of two CPUs; its address, for the command to connect to."""
+    os.environ["RAY_DATA_DISABLE_PROGRESS_BARS"] = "1"
+    context = ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    try:
+        yield str(context.address_info["address"])
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Plain files (one cut into many ranges), gzip, Parquet, bad lines of every kind, CRLF, a BOM."""
+    folder = tmp_path_factory.mktemp("dataset")
+    example = (ROOT / "examples" / "rollout_failures.jsonl").read_bytes()
+    (folder / "a_day1.jsonl").write_bytes(example * 3)
+    (folder / "b_day2.jsonl.gz").write_bytes(gzip.compress(example.replace(b"\n", b"\r\n")))
+    nested = folder / "c_more"
+    nested.mkdir()
+    (nested / "d_bad.jsonl").write_bytes(
+        b'\xef\xbb\xbf{"failure_kind": "sesion_lost"}\n\nnot json\n[1]\n{"failure_kind": 7}\n\xff\n'
+        b'{"failure_kind": "' + b"q" * 5000 + b'"}\n{"failure_kind": "swe_env:new_kind"}'
+    )
+    (nested / "e_empty.jsonl").write_bytes(b"")
+    (nested / "f_truncated.jsonl.gz").write_bytes(gzip.compress(example)[:-40])
+    table = pa.table({"failure_kind": pa.array(["cancelled", None, "judge_faild", "cancelled"] * 50)})
+    pq.write_table(table, folder / "g_rows.parquet", row_group_size=30)
+    return folder
+
+
+def local_report(inputs: list[str], **caps: int) -> str:
+    return render_json(audit_parallel(inputs, settings_for("failure_kind", **caps), jobs=1))
+
+
+def test_ray_gives_the_local_report(cluster: str, dataset: Path) -> None:
+    inputs = [str(dataset), str(dataset / "g_rows.parquet")]
+    expected = local_report(inputs)
+    assert render_json(audit_ray(inputs, settings_for("failure_kind"), chunk_bytes=4096)) == expected
+    report = json.loads(expected)
+    assert report["unparseable"] >= 4
+    assert any(file["error"] for file in report["files"])  # the truncated gzip file
+    # The JSON Lines part is also what the serial one-pass engine says.
+    lines_only = [str(dataset / "a_day1.jsonl"), str(dataset / "b_day2.jsonl.gz"), str(dataset / "c_more")]
+    assert render_json(audit_ray(lines_only, settings_for("failure_kind"), chunk_bytes=4096)) == render_json(
+        audit(lines_only)
+    )
+
+
+def test_uris_are_read_through_pyarrow_and_past_the_distinct_cap(cluster: str, dataset: Path) -> None:
+    uri = f"file://{dataset}"
+    inputs = [uri, f"{uri}/g_rows.parquet"]
+    settings = settings_for("failure_kind", distinct_limit=2)
+    through_uri = render_json(audit_ray(inputs, settings, chunk_bytes=2048))
+    expected = local_report([str(dataset), str(dataset / "g_rows.parquet")], distinct_limit=2)
+    assert through_uri == expected.replace(f'"{dataset}/', f'"{uri}/')
+    assert json.loads(through_uri)["kinds"][-1]["value"] is None  # an overflow row: the pinned pass ran
+
+
+def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster: str, dataset: Path) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "failure_kinds",
+        "audit",
+        "--ray",
+        cluster,
+        str(dataset),
+        "--format",
+        "json",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 2  # the truncated gzip file
+    assert result.stdout == local_report([str(dataset)])
+    assert result.stderr.splitlines() == [
+        f"failure-kinds audit: {dataset / 'c_more' / 'f_truncated.jsonl.gz'}: "
+        "truncated gzip: the compressed stream ends early"
+    ]
+
+
+def test_the_command_shows_progress_on_a_terminal(cluster: str, dataset: Path) -> None:
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "failure_kinds", "audit", str(dataset / "a_day1.jsonl"), "--ray", cluster],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+        )
+        os.close(follower)
+        shown = read_terminal(leader, process)
+    finally:
+        os.close(leader)
+    assert process.returncode == 0
+    assert b"audited " in shown
+    assert shown.endswith(b"\r\x1b[K")
+
+
+def test_ray_refuses_stdin_in_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "-"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "stdin" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [
+        ("auto", True),
+        ("ray://head:10001", True),
+        ("10.0.0.5:6379", True),
+        ("logs/", False),
+        ("day1.jsonl", False),
+    ],
+)
+def test_a_ray_value_that_is_not_an_address_is_a_path(value: str, address: bool) -> None:
+    assert looks_like_address(value) is address
