@@ -657,7 +657,7 @@ def test_a_colliding_hostile_value_changes_nothing_for_ordinary_strings(text: st
     if is_registered(text):
         assert metric_label(text) == text
     # Nothing the hostile value did is remembered as the value itself.
-    assert all(type(key) in (str, failure_kinds._Key) for key in failure_kinds._WARNED_UNKNOWN)
+    assert all(type(key) in (str, tuple) for key in failure_kinds._WARNED_UNKNOWN)
     assert all(key is None or type(key) is str for key in failure_kinds._SILENT)
 
 

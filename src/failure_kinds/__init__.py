@@ -186,8 +186,9 @@ logger = logging.getLogger(__name__)
 _KIND_VALUES = tuple(kind.value for kind in FailureKind)
 
 # Values already reported. Short strings are remembered as themselves, so that discarding one makes its
-# next occurrence warn again; anything else (long strings, non-strings, unhashable values) by a _Key,
-# never by the value itself: a stored value's own __eq__ would run on every later lookup.
+# next occurrence warn again; anything else (long strings, non-strings, unhashable values) by a tuple of
+# a few small parts (see _report_key), never by the value itself: a stored value's own __eq__ would run
+# on every later lookup.
 _WARNED_UNKNOWN: set[object] = set()
 
 # Past this many remembered values one last warning is logged and the rest go unreported, so a producer
@@ -200,7 +201,7 @@ _warned_lock = threading.Lock()
 _REPORTING: set[object] = set()
 
 # A string is remembered (as a reported value, a silent value or a label) only up to this many
-# characters; a longer one is remembered by a fixed-size _Key. With the count limits this bounds what
+# characters; a longer one is remembered by a fixed-size key. With the count limits this bounds what
 # the module retains: at most 1,024 reported keys, 4,096 silent values and 512 labels of at most 256
 # characters each (4 bytes per character at worst), under 8 MiB in all, whatever a producer sends.
 _REMEMBER_LENGTH = 256
@@ -533,35 +534,20 @@ def _note_unsilenced(name: object) -> None:
         pass  # reporting is a courtesy; the producer's failure record matters more than our warning
 
 
-class _Key:
-    """What a value that is not a short string is remembered by: a few small parts, compared only with
-    another _Key, so that no remembered value's own __eq__ ever runs on a later lookup."""
-
-    __slots__ = ("_hash", "_parts")
-
-    def __init__(self, parts: "tuple[object, ...]") -> None:
-        self._parts = parts
-        self._hash = hash(parts)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is _Key and self._parts == other._parts
-
-
-def _report_key(name: object) -> object:
-    """The key ``name`` is remembered by once reported. Bounded work and size whatever ``name`` is."""
+def _report_key(name: object) -> "str | tuple[str, int, int, str] | tuple[str, bytes]":
+    """The key ``name`` is remembered by once reported: its text when it is a short string, else a tuple
+    of a str, ints and bytes. Made only of builtin values, so comparing keys never runs a caller's code,
+    and bounded in work and size whatever ``name`` is."""
     if isinstance(name, str):
         try:
             length = str.__len__(name)
             if length <= _REMEMBER_LENGTH:
                 return str.__str__(name)  # a str subclass counts as its text
             # str.__hash__ is computed once per string object and cached, so repeats cost nothing.
-            return _Key(("str", length, str.__hash__(name), str.__getitem__(name, slice(0, 64))))
+            return ("long str", length, str.__hash__(name), str.__getitem__(name, slice(0, 64)))
         except Exception:
             pass  # an object that claims to be a str without being one
-    return _Key(("object", _fingerprint(name)))
+    return ("fingerprint", _fingerprint(name))
 
 
 def _fingerprint(value: object) -> bytes:
@@ -677,15 +663,6 @@ def _printable(value: object, limit: int) -> str:
     return _cut(_escape(str.__getitem__(text, slice(0, limit + 1))), limit)
 
 
-class _Text:
-    """A piece of _bounded_repr's output, told apart from the values still to be shown."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
 # How _bounded_repr writes the builtin containers it takes apart itself.
 _BRACKETS: "dict[type, tuple[str, str]]" = {
     list: ("[", "]"),
@@ -696,26 +673,27 @@ _BRACKETS: "dict[type, tuple[str, str]]" = {
 }
 
 
-def _pieces(container: object, limit: int) -> "list[object]":
-    """A builtin container (exactly one of _BRACKETS) as brackets, separators and its first elements:
-    more than ``limit`` elements print more than ``limit`` characters, so the rest is never read."""
+def _pieces(container: object, limit: int) -> "list[tuple[bool, object]]":
+    """A builtin container (exactly one of _BRACKETS) as brackets, separators and its first elements,
+    each marked True when it is text to write as it is: more than ``limit`` elements print more than
+    ``limit`` characters, so the rest is never read."""
     opening, closing = _BRACKETS[type(container)]
-    pieces: list[object] = [_Text(opening)]
+    pieces: list[tuple[bool, object]] = [(True, opening)]
     if isinstance(container, dict):
         mapping: dict[object, object] = container  # pyright: ignore[reportUnknownVariableType]
         for index, (key, element) in enumerate(mapping.items()):
             if index > limit:
                 break
-            pieces.extend((_Text(", ") if index else _Text(""), key, _Text(": "), element))
+            pieces.extend(((True, ", " if index else ""), (False, key), (True, ": "), (False, element)))
     elif isinstance(container, (list, tuple, set, frozenset)):
         elements: list[object] | tuple[object, ...] | set[object] | frozenset[object] = container  # pyright: ignore[reportUnknownVariableType]
         for index, element in enumerate(elements):
             if index > limit:
                 break
-            pieces.extend((_Text(", ") if index else _Text(""), element))
+            pieces.extend(((True, ", " if index else ""), (False, element)))
         if type(elements) is tuple and len(elements) == 1:
             closing = ",)"
-    pieces.append(_Text(closing))
+    pieces.append((True, closing))
     return pieces
 
 
@@ -729,11 +707,11 @@ def _bounded_repr(value: object, limit: int) -> str:
     """
     written: list[str] = []
     size = 0
-    pending: list[object] = [value]
+    pending: list[tuple[bool, object]] = [(False, value)]
     while pending and size <= limit:
-        item = pending.pop()
-        if type(item) is _Text:
-            text = item.text
+        is_text, item = pending.pop()
+        if is_text and isinstance(item, str):
+            text = item
         elif isinstance(item, str):
             text = str.__repr__(str.__getitem__(item, slice(0, limit + 1)))
         elif type(item) in _BRACKETS and item:
