@@ -2,51 +2,75 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import failure_kinds
 
 from .errors import AuditError, describe_read_error
+
+# An alias file larger than this is refused: it cannot be a real one, and a device must not be read whole.
+ALIAS_FILE_LIMIT = 4 * 1024 * 1024
 
 
 def check_aliases(aliases: dict[str, str]) -> None:
     """Raise AuditError unless every alias maps an unregistered label to a registered kind."""
     for old, new in aliases.items():
+        pair = f"alias {_shown(old)} = {_shown(new)}"
         if not failure_kinds.is_registered(new):
             hint = failure_kinds.suggest(new)
             raise AuditError(
-                f"alias {old!r} = {new!r}: {new!r} is not a registered kind"
+                f"{pair}: {_shown(new)} is not a registered kind"
                 + (f"; did you mean {hint!r}?" if hint else "")
             )
         if failure_kinds.is_registered(old):
-            raise AuditError(f"alias {old!r} = {new!r}: {old!r} is already a registered kind")
+            raise AuditError(f"{pair}: {_shown(old)} is already a registered kind")
 
 
 def parse_alias_option(text: str) -> tuple[str, str]:
     """``OLD=NEW`` from the command line."""
     old, separator, new = text.partition("=")
     if not separator or not old or not new:
-        raise AuditError(f"--alias {text!r}: expected OLD=NEW")
+        raise AuditError(f"--alias {_shown(text)}: expected OLD=NEW")
     return old, new
+
+
+def _shown(value: str) -> str:
+    return failure_kinds._printable(value, 80)  # pyright: ignore[reportPrivateUsage]
 
 
 def load_alias_file(path: str) -> dict[str, str]:
     """The ``[aliases]`` table of a TOML file: ``old = "new"`` lines."""
     import tomllib
 
+    from .render import printable
+
+    shown = printable(path)
     try:
         with open(path, "rb") as file:
-            document = tomllib.load(file)
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise AuditError(f"--aliases {shown}: not a regular file")
+            data = file.read(ALIAS_FILE_LIMIT + 1)
     except OSError as error:
-        raise AuditError(f"--aliases {path}: {describe_read_error(error)}") from None
+        raise AuditError(f"--aliases {shown}: {describe_read_error(error)}") from None
+    if len(data) > ALIAS_FILE_LIMIT:
+        raise AuditError(f"--aliases {shown}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
+    try:
+        document = tomllib.loads(data.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise AuditError(f"--aliases {path}: not valid TOML ({error})") from None
+        raise AuditError(f"--aliases {shown}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise AuditError(f"--aliases {shown}: nested too deeply to read") from None
     table = document.get("aliases")
     if not isinstance(table, dict):
-        raise AuditError(f'--aliases {path}: no [aliases] table (old = "new" lines under [aliases])')
+        raise AuditError(f'--aliases {shown}: no [aliases] table (old = "new" lines under [aliases])')
     from typing import cast
 
     aliases: dict[str, str] = {}
     for old, new in cast("dict[str, object]", table).items():
         if not isinstance(new, str):
-            raise AuditError(f"--aliases {path}: the alias for {old!r} must be a string, not {new!r}")
+            raise AuditError(
+                f"--aliases {shown}: the alias for {_shown(old)} must be a string, not {type(new).__name__}"
+            )
         aliases[old] = new
     return aliases

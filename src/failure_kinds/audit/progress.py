@@ -25,7 +25,9 @@ class Progress:
         now = time.monotonic()
         if now - self.last >= self.INTERVAL:
             self.last = now
-            self.stream.write(f"\r\033[Kreading {display}: {records:,} records")
+            from .render import printable
+
+            self.stream.write(f"\r\033[Kreading {printable(display, 200)}: {records:,} records")
             self.stream.flush()
             self.shown = True
 

@@ -24,36 +24,58 @@ GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 class Source:
-    """One input: ``display`` is how reports name it, ``path`` is None for stdin."""
+    """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error`` is set for a
+    directory that could not be listed: reading the source then fails with it."""
 
-    __slots__ = ("display", "path")
+    __slots__ = ("display", "error", "path")
 
-    def __init__(self, display: str, path: str | None) -> None:
+    def __init__(self, display: str, path: str | None, error: OSError | None = None) -> None:
         self.display: str = display
         self.path: str | None = path
+        self.error: OSError | None = error
 
 
 def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their *.jsonl and *.jsonl.gz files (recursively, sorted)."""
+    """Files as given, directories as their *.jsonl and *.jsonl.gz regular files (recursively, sorted;
+    a FIFO or device there is never opened, symbolic links to directories are not followed), "-" as
+    stdin. A directory that cannot be listed becomes a source that fails with the reason."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
+    from .render import printable
+
     sources: list[Source] = []
     for item in inputs:
         if item == STDIN:
             sources.append(Source(STDIN_NAME, None))
         elif os.path.isdir(item):
-            found = sorted(
-                os.path.join(folder, name)
-                for folder, _, names in os.walk(item)
-                for name in names
-                if name.endswith((".jsonl", ".jsonl.gz"))
-            )
+            found = _walk(item)
             if not found:
-                notes.append(f"{item}: no *.jsonl or *.jsonl.gz files in this directory")
-            sources.extend(Source(path, path) for path in found)
+                notes.append(f"{printable(item)}: no *.jsonl or *.jsonl.gz files in this directory")
+            sources.extend(found)
         else:
             sources.append(Source(item, item))
     return sources
+
+
+def _walk(top: str) -> list[Source]:
+    found: list[Source] = []
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(entry.path)
+                        elif entry.name.endswith((".jsonl", ".jsonl.gz")) and entry.is_file():
+                            found.append(Source(entry.path, entry.path))
+                    except OSError:
+                        continue  # vanished while listed, or a link that cannot be followed
+        except OSError as error:
+            found.append(Source(folder, folder, error))
+    found.sort(key=lambda source: source.display)
+    return found
 
 
 class Input:
@@ -115,6 +137,8 @@ def open_source(source: Source, start: int = 0) -> Input:
     """The source's (decompressed) bytes, from byte ``start`` of a plain file. Nothing is sought except
     ``start`` itself, so pipes, FIFOs and process substitutions are read like stdin."""
     raw: BinaryIO
+    if source.error is not None:
+        raise source.error
     if source.path is None:
         stdin = sys.stdin
         raw_stdin: BinaryIO | None = getattr(stdin, "buffer", None) if stdin is not None else None
