@@ -389,11 +389,16 @@ def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogC
 
 @pytest.mark.usefixtures("fresh_caches")
 def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
+    labelled = failure_kinds._labelled_namespaced
+    silent_room = failure_kinds._SILENT_LIMIT - len(failure_kinds._SILENT)
     declare_namespace("grow_env", ["first"])
     declare_namespace("grow_env", ["first"])
     declare_namespace("grow_env", iter(["second", "first"]))
     declare_namespace("grow_env", [])
     assert failure_kinds._DECLARED["grow_env"] == {"first", "second"}
+    # Declared names take no room from the values of undeclared servers, however often declared.
+    assert failure_kinds._labelled_namespaced == labelled
+    assert failure_kinds._SILENT_LIMIT - len(failure_kinds._SILENT) == silent_room
     for name in ("grow_env:first", "grow_env:second"):
         validate_failure_kind(name)
         assert metric_label(name) == name
@@ -909,3 +914,17 @@ def test_readme_states_the_bounds_in_force() -> None:
     assert "stays under 8 MiB" in boundaries  # what test_retention_is_bounded_in_bytes holds it to
     assert f"at most {failure_kinds._LABEL_LENGTH} characters long" in labels
     assert f"first {failure_kinds._LABEL_LIMIT} distinct such values" in labels
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_declare_namespace_takes_the_text_of_str_subclasses() -> None:
+    class Forging(str):
+        def __repr__(self) -> str:
+            return "'x'\nERROR forged"
+
+    with pytest.raises(ValueError, match=r"of server 'forge_env' does not match") as raised:
+        declare_namespace(Forging("forge_env"), ["Bad"])
+    assert "\n" not in str(raised.value)
+    declare_namespace(Forging("forge_env"), [Forging("good_kind")])
+    assert all(type(server) is str for server in failure_kinds._DECLARED)
+    assert all(type(kind) is str for kind in failure_kinds._DECLARED["forge_env"])

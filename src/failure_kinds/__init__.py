@@ -202,8 +202,9 @@ _REPORTING: set[object] = set()
 
 # A string is remembered (as a reported value, a silent value or a label) only up to this many
 # characters; a longer one is remembered by a fixed-size key. With the count limits this bounds what
-# the module retains: at most 1,024 reported keys, 4,096 silent values and 512 labels of at most 256
-# characters each (4 bytes per character at worst), under 8 MiB in all, whatever a producer sends.
+# the module retains: at most 1,024 reported keys and 4,096 silent values of at most 256 characters each
+# (4 bytes per character at worst) and 512 labels of at most 100, under 8 MiB in all (about 3 MiB at
+# worst), whatever a producer sends. Declared names come on top: the program writes them, not its data.
 _REMEMBER_LENGTH = 256
 
 # Everything validate_failure_kind lets through without a word: None, the registered names, the declared
@@ -222,7 +223,8 @@ _LABEL_LENGTH = 100
 _labelled_namespaced = 0
 
 # The runtime declarations: server -> the kind names declared for it (without the "server:" prefix).
-# Replaced, never mutated, under _declared_lock, so readers need no lock.
+# Written only under _declared_lock, and each server's set is replaced rather than changed, so readers
+# need no lock.
 _DECLARED: dict[str, frozenset[str]] = {}
 # Guards _DECLARED and every change to _SILENT and _LABELS, so a value seen while its server is being
 # declared cannot be cached as silent after the declaration.
@@ -293,6 +295,7 @@ def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
         raise ValueError(
             f"declare_namespace: the server {_shown(server)} does not match {_NAME_PATTERN.pattern}"
         )
+    server = str.__str__(server)  # the text of a str subclass, whatever its own methods do
     if isinstance(kinds, (str, bytes, bytearray)):
         raise ValueError(
             f"declare_namespace: kinds must be an iterable of kind names, not the single value "
@@ -319,7 +322,6 @@ def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
                 f"{_NAME_PATTERN.pattern}"
             )
         declared.add(plain)
-    server = str.__str__(server)
     global _SILENT_LIMIT, _labelled_namespaced
     with _declared_lock:
         before = _DECLARED.get(server)
@@ -337,7 +339,7 @@ def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
             if value[len(prefix) :] not in after:
                 del _LABELS[value]
                 _labelled_namespaced -= 1
-        for kind in after:
+        for kind in after if before is None else after - before:
             full = prefix + kind
             if full not in _SILENT:
                 # Declared names are written by the program, not by its data: they never crowd out.
