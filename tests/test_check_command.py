@@ -131,3 +131,52 @@ def test_category_follows_the_declaration(name: str) -> None:
         assert verdict["suggestion"].startswith(f"{server}:")
     # Without a declaration nothing is ever undeclared.
     assert check_name(name)["category"] != "undeclared"
+
+
+def test_json_is_one_array_across_batches(project: Path) -> None:
+    from failure_kinds.cli import CHECK_BATCH
+
+    names = [f"swe_env:kind_{index}" if index % 3 else "cancelled" for index in range(CHECK_BATCH * 2 + 7)]
+    result = run("-", "--format", "json", cwd=project, text_input="\n".join(names) + "\n")
+    assert result.returncode == 1
+    expected = [check_name(name, DECLARED) for name in names]
+    assert result.stdout == json.dumps(expected, indent=2) + "\n"
+    empty = run("-", "--format", "json", cwd=project, text_input="\n \n")
+    assert (empty.returncode, empty.stdout) == (0, "[]\n")
+
+
+def test_endless_or_huge_stdin_costs_bounded_memory(project: Path) -> None:
+    """A line of 300 MB without a newline, under a 1 GiB address-space limit: cut, reported, exit 1."""
+    script = (
+        "import resource, runpy, sys;"
+        "resource.setrlimit(resource.RLIMIT_AS, (1024 ** 3, 1024 ** 3));"
+        "sys.argv = ['failure-kinds', 'check', '-'];"
+        "runpy.run_module('failure_kinds', run_name='__main__')"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+    ) as process:
+        assert process.stdin is not None
+        chunk = b"x" * (1024 * 1024)
+        try:
+            for _ in range(300):
+                process.stdin.write(chunk)
+            process.stdin.write(b"\ncancelled\n")
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        # The output is two short lines, so reading it after the input cannot deadlock.
+        assert process.stdout is not None
+        assert process.stderr is not None
+        stdout, stderr = process.stdout.read(), process.stderr.read()
+        process.wait(timeout=300)
+    assert process.returncode == 1, stderr
+    lines = stdout.decode().splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith("...  unregistered")
+    assert len(lines[0]) < 2 * 1024 * 4
+    assert lines[1].startswith("cancelled")

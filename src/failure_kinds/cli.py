@@ -15,7 +15,7 @@ from failure_kinds import FailureKind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
     from typing import NoReturn, TextIO
 
@@ -578,24 +578,50 @@ def _run_lint(arguments: argparse.Namespace) -> int:
 # check
 
 
+# A name read from stdin is cut to this many characters (no kind comes close), and names are checked and
+# printed in batches of CHECK_BATCH, so `check -` holds bounded memory whatever stream it is given.
+NAME_LIMIT = 1024
+CHECK_BATCH = 10_000
+
+
 def _run_check(arguments: argparse.Namespace) -> int:
-    names: list[str] = arguments.names
-    if names == ["-"]:
-        names = list(_stdin_names(sys.stdin))
-    elif "-" in names:
+    import itertools
+
+    names: Iterable[str] = arguments.names
+    if arguments.names == ["-"]:
+        names = _stdin_names(sys.stdin)
+    elif "-" in arguments.names:
         raise UsageError("- reads names from stdin and cannot be mixed with names")
     namespaces = load_project_config(arguments).namespaces
-    verdicts = [check_name(name, namespaces) for name in names]
+    clean = True
+    written = 0
+    stream = iter(names)
+    while batch := list(itertools.islice(stream, CHECK_BATCH)):
+        verdicts = [check_name(name, namespaces) for name in batch]
+        clean = clean and all(verdict["category"] in ("registered", "namespaced") for verdict in verdicts)
+        if arguments.format == "json":
+            # One JSON array, written a batch at a time, exactly as json.dumps(..., indent=2) lays it out.
+            items = ",\n".join(
+                "  " + json.dumps(verdict, indent=2).replace("\n", "\n  ") for verdict in verdicts
+            )
+            write_output(("[\n" if written == 0 else ",\n") + items)
+        else:
+            write_output(render_check_text(verdicts))
+        written += len(verdicts)
     if arguments.format == "json":
-        write_output(json.dumps(verdicts, indent=2) + "\n")
-    else:
-        write_output(render_check_text(verdicts))
-    clean = all(verdict["category"] in ("registered", "namespaced") for verdict in verdicts)
+        write_output("[]\n" if written == 0 else "\n]\n")
     return EXIT_CLEAN if clean else EXIT_FINDINGS
 
 
-def _stdin_names(stream: TextIO) -> Iterable[str]:
-    for line in stream:
+def _stdin_names(stream: TextIO) -> Iterator[str]:
+    """Non-blank lines without their line ends; a line longer than NAME_LIMIT is cut there (marked with
+    "...", which no kind contains) and the rest of it skipped without being held."""
+    while line := stream.readline(NAME_LIMIT + 1):
+        if len(line) > NAME_LIMIT and not line.endswith("\n"):
+            while (rest := stream.readline(64 * 1024)) and not rest.endswith("\n"):
+                pass
+            yield line[:NAME_LIMIT] + "..."
+            continue
         name = line.rstrip("\r\n")
         if name.strip():
             yield name
