@@ -120,6 +120,7 @@ def test_all_names_exist() -> None:
     for name in failure_kinds.__all__:
         assert hasattr(failure_kinds, name), name
     assert set(SPEC) <= set(failure_kinds.__all__)
+    assert "declare_namespace" in failure_kinds.__all__
 
 
 def test_constants_serialize_as_plain_strings() -> None:
