@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import time
@@ -55,6 +56,12 @@ def median(samples: Sequence[float]) -> float:
     return statistics.median(samples)
 
 
+def paired_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """The median of the per-round ratios of two interleaved series. Both sides of a round ran moments
+    apart, so a slow stretch of a shared machine inflates both and cancels out of their ratio."""
+    return statistics.median(top / bottom for top, bottom in zip(numerators, denominators, strict=True))
+
+
 def time_process(command: Sequence[str], repetitions: int, **options: object) -> list[float]:
     """Wall-clock seconds of ``command`` run ``repetitions`` times, each a fresh process."""
     samples: list[float] = []
@@ -65,10 +72,36 @@ def time_process(command: Sequence[str], repetitions: int, **options: object) ->
     return samples
 
 
+def cpu_process(command: Sequence[str]) -> float:
+    """CPU seconds (user and system) that one fresh process of ``command`` spent, its waited-for children
+    included. Unlike wall-clock time it does not count the time spent waiting for a core that other work
+    on the machine held, so it is the measure for single-threaded work on a shared machine."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{list(command)} exited with status {status}")
+    return usage.ru_utime + usage.ru_stime
+
+
+# A measurement shorter than this is taken several times back to back and the fastest kept: one
+# preemption by another process costs it more than the difference being measured.
+SHORT_SECONDS = 0.05
+BEST_OF = 5
+
+
 def interleaved(candidates: dict[str, Callable[[], float]], repetitions: int) -> dict[str, list[float]]:
-    """Run each candidate once per round, round after round, so machine drift hits all alike."""
-    samples: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(repetitions):
-        for name, measure in candidates.items():
-            samples[name].append(measure())
+    """Each candidate once per round, round after round, so machine drift hits all alike; the order within
+    a round rotates, so no candidate always runs first (after a pause) or last. A short candidate's sample
+    is the fastest of BEST_OF back-to-back runs, since noise only ever adds time."""
+    names = list(candidates)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    best_of = dict.fromkeys(names, 1)
+    for round_number in range(repetitions):
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            sample = min(candidates[name]() for _ in range(best_of[name]))
+            if round_number == 0 and sample < SHORT_SECONDS:
+                best_of[name] = BEST_OF
+                sample = min([sample] + [candidates[name]() for _ in range(BEST_OF - 1)])
+            samples[name].append(sample)
     return samples

@@ -4,32 +4,34 @@ command's --help against an empty interpreter."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
-from common import Goal, Row, median, spread, time_process
+from common import Goal, Row, cpu_process, interleaved, median, spread
 
 # Modules that must not load with `import failure_kinds`: the command and its helpers are lazy.
 FORBIDDEN = {"argparse", "ast", "gzip", "json", "pydantic", "tomllib", "failure_kinds.cli"}
 IMPORT_BUDGET_SECONDS = 0.001
 
 
-def import_seconds(statement: str) -> float:
-    """Total import time of a fresh ``python -X importtime -c statement``, from its own report."""
+IMPORT_PROBE = """
+import time
+start = time.process_time()
+import {modules}
+print(time.process_time() - start)
+"""
+
+
+def import_seconds(modules: str) -> float:
+    """CPU seconds that ``import modules`` takes in a fresh interpreter. CPU time, not wall-clock: the
+    wait for a core that other work on a shared machine holds is not the import's cost."""
     result = subprocess.run(
-        [sys.executable, "-I", "-X", "importtime", "-c", statement],
+        [sys.executable, "-I", "-c", IMPORT_PROBE.format(modules=modules)],
         capture_output=True,
         text=True,
         check=True,
     )
-    total = 0
-    for line in result.stderr.splitlines():
-        # "import time: self [us] | cumulative | name"; top-level imports have an unindented name.
-        found = re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$", line)
-        if found:
-            total += int(found.group(1))
-    return total / 1e6
+    return float(result.stdout)
 
 
 LOADED_PROBE = """
@@ -50,15 +52,26 @@ def loaded_modules() -> set[str]:
 
 def measure(quick: bool) -> list[Row]:
     repetitions = 5 if quick else 31
-    ours: list[float] = []
-    base: list[float] = []
-    for _ in range(repetitions):
-        ours.append(import_seconds("import failure_kinds"))
-        base.append(import_seconds("import enum, logging, re"))
+    # Interleaved, and each sample the fastest of several fresh processes (see common.interleaved): an
+    # import takes a few milliseconds, which one preemption on a shared machine can double.
+    imports = interleaved(
+        {
+            "ours": lambda: import_seconds("failure_kinds"),
+            "base": lambda: import_seconds("enum, logging, re"),
+        },
+        repetitions,
+    )
+    ours, base = imports["ours"], imports["base"]
     extra = median(ours) - median(base)
     forbidden = sorted(loaded_modules() & FORBIDDEN)
-    help_samples = time_process([sys.executable, "-m", "failure_kinds", "--help"], repetitions)
-    pass_samples = time_process([sys.executable, "-c", "pass"], repetitions)
+    runs = interleaved(
+        {
+            "help": lambda: cpu_process([sys.executable, "-m", "failure_kinds", "--help"]),
+            "pass": lambda: cpu_process([sys.executable, "-c", "pass"]),
+        },
+        repetitions,
+    )
+    help_samples, pass_samples = runs["help"], runs["pass"]
     return [
         Row(
             name="import failure_kinds",
@@ -79,8 +92,8 @@ def measure(quick: bool) -> list[Row]:
         ),
         Row(
             name="failure-kinds --help",
-            measured=f"{median(help_samples) * 1e3:.1f} ms",
-            baseline=f"{median(pass_samples) * 1e3:.1f} ms python -c pass",
+            measured=f"{median(help_samples) * 1e3:.1f} ms CPU",
+            baseline=f"{median(pass_samples) * 1e3:.1f} ms CPU python -c pass",
             ratio=median(help_samples) / median(pass_samples),
             spread=spread(help_samples, 1e3, "ms"),
             goal=Goal(),
