@@ -278,7 +278,12 @@ class Checker:
             if isinstance(node, ast.Name):
                 return node.id in kind_names
             if isinstance(node, ast.Attribute):
-                return node.attr in fields or node.attr in kind_attributes
+                if node.attr in fields or node.attr in kind_attributes:
+                    return True
+                # The value of a FailureKind member: `kind.value` for `kind: FailureKind`.
+                return (
+                    node.attr == "value" and isinstance(node.value, ast.Name) and node.value.id in kind_names
+                )
             return self.is_field(node)
 
         for comparison in comparisons:
