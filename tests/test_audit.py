@@ -400,11 +400,66 @@ json_lines = st.one_of(
     st.builds(json.dumps, json_values),
     st.text(max_size=30),
 )
+# Number tokens of any size and shape, valid or not: huge integers, huge exponents, leading zeros.
+number_tokens = st.one_of(
+    st.text(alphabet="0123456789", min_size=1, max_size=6000),
+    st.builds(
+        lambda sign, digits, exponent: f"{sign}{digits}e{exponent}",
+        st.sampled_from(["", "-"]),
+        st.text(alphabet="0123456789", min_size=1, max_size=30),
+        st.integers(-100_000, 100_000),
+    ),
+    st.sampled_from(["-0", "0.0e-400", "1.", ".5", "-", "1e", "Infinity", "-Infinity", "NaN"]),
+)
+# Escapes inside strings, odd ones included: lone and paired surrogates, truncated and unknown escapes,
+# raw control characters.
+escapes = st.lists(
+    st.sampled_from(
+        ["\\ud800", "\\udfff", "\\ud83d\\ude00", "\\u12", "\\x41", "\\q", "\\/", "\\u0000", "\t", "\x01", "a"]
+    ),
+    max_size=6,
+).map("".join)
+
+
+def nested(depth: int, inner: str, kind: str) -> str:
+    return {"array": "[" * depth + inner + "]" * depth, "object": '{"a":' * depth + inner + "}" * depth}[kind]
+
+
+def with_bytes_inserted(line: bytes, junk: bytes, position: int) -> bytes:
+    cut = position % (len(line) + 1)
+    return line[:cut] + junk + line[cut:]
+
+
+hostile_lines = st.one_of(
+    st.builds(lambda number: f'{{"failure_kind": "cancelled", "n": {number}}}'.encode(), number_tokens),
+    st.builds(lambda number: f'{{"failure_kind": {number}}}'.encode(), number_tokens),
+    st.builds(lambda text: f'{{"failure_kind": "{text}"}}'.encode(), escapes),
+    st.builds(lambda text: f'{{"failure_kind": "cancelled", "{text}": 1}}'.encode(), escapes),
+    # Nesting to past every parser's limit, beside the field and at it.
+    st.builds(
+        lambda depth, kind: f'{{"failure_kind": "cancelled", "deep": {nested(depth, "1", kind)}}}'.encode(),
+        st.integers(0, 11_000),
+        st.sampled_from(["array", "object"]),
+    ),
+    st.builds(
+        lambda depth, kind: f'{{"failure_kind": {nested(depth, "1", kind)}}}'.encode(),
+        st.integers(0, 11_000),
+        st.sampled_from(["array", "object"]),
+    ),
+    # Bytes that are not UTF-8 anywhere in a line that would otherwise count.
+    st.builds(
+        with_bytes_inserted,
+        json_lines.map(str.encode),
+        st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\x80\x80"]),
+        st.integers(0, 200),
+    ),
+)
 raw_lines = st.one_of(
     json_lines.map(str.encode),
     st.binary(max_size=30),
     st.builds(lambda line: b"  " + line.encode() + b" \r", json_lines),
     st.sampled_from([b"", b" ", b"\t", b'{"failure_kind": NaN}', b'{"failure_kind":"\\ud800"}', b"{} {}"]),
+    hostile_lines,
 )
 
 

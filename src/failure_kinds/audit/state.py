@@ -419,14 +419,15 @@ class PartialReport:
             return
         cap = self.settings.line_bytes
         if max(map(len, lines)) > cap:
-            start = 0
-            for index, line in enumerate(lines):
-                if len(line) - line.endswith(b"\n") > cap:
+            overlong = [index for index, line in enumerate(lines) if len(line) - line.endswith(b"\n") > cap]
+            if overlong:
+                start = 0
+                for index in overlong:
                     self.add_lines(lines[start:index])
                     self.add_values([UNPARSEABLE])
                     start = index + 1
-            self.add_lines(lines[start:])
-            return
+                self.add_lines(lines[start:])
+                return
         part = self.files[-1]
         if part.lines == 0 and not part.continuation and lines[0].startswith(BOM):
             lines = [lines[0][len(BOM) :], *lines[1:]]
