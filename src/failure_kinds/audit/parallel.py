@@ -30,11 +30,12 @@ if TYPE_CHECKING:
     from .report import Report
     from .state import AuditSettings
 
-# A plain file is cut into ranges of about this many bytes at most, and at least MIN_CHUNK_BYTES: several
-# ranges per worker even out uneven progress, while each range costs a task and a partial to merge.
-MAX_CHUNK_BYTES: Final = 128 << 20
-MIN_CHUNK_BYTES: Final = 8 << 20
-CHUNKS_PER_JOB: Final = 4
+# A plain file is cut into ranges of about this many bytes at most, and at least MIN_CHUNK_BYTES: many
+# ranges per worker keep the workers busy to the end (a worker left alone works on one small range at
+# most), while each range costs a task and a partial to merge, a few milliseconds.
+MAX_CHUNK_BYTES: Final = 64 << 20
+MIN_CHUNK_BYTES: Final = 4 << 20
+CHUNKS_PER_JOB: Final = 16
 # How far the cut search reads at a time when looking for the next line start.
 _SEARCH_BYTES: Final = 64 << 10
 
