@@ -48,7 +48,7 @@ __all__ = [
 
 __version__: Final[str]
 
-# No `_value_` annotation: left out, every checker takes a member's `.value` from its literal
+# No `_value_` annotation: without one, every checker takes a member's `.value` from its literal
 # (FailureKind.CANCELLED.value is Literal["cancelled"]) and an unknown member's from the union of them,
 # which is FailureKindName, so `kind.value` goes wherever a kind is expected. Declaring `_value_: str`
 # would make it a plain str in mypy, pyrefly and ty.
