@@ -148,3 +148,19 @@ def test_ray_refuses_stdin_in_one_line() -> None:
 )
 def test_a_ray_value_that_is_not_an_address_is_a_path(value: str, address: bool) -> None:
     assert looks_like_address(value) is address
+
+
+def test_an_address_that_does_not_answer_is_one_line_at_once(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "127.0.0.1:1", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "failure-kinds audit: error: --ray 127.0.0.1:1: cannot reach 127.0.0.1:1 (Connection refused)"
+    ]

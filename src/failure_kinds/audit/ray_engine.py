@@ -73,11 +73,13 @@ def audit_ray(
     started = False
     if not ray.is_initialized():
         _quiet()
+        if address:
+            _probe(address)
         try:
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
-        except (ConnectionError, ValueError, RuntimeError) as error:
+        except Exception as error:  # ConnectionError, ValueError, RuntimeError, or Ray's own
             raise AuditError(
-                f"--ray {address or ''}: cannot connect to a Ray cluster ({error})".strip()
+                f"{_option(address)}: cannot connect to a Ray cluster ({_first_sentence(error)})"
             ) from None
         started = True
     try:
@@ -88,6 +90,35 @@ def audit_ray(
     report = merged.report()
     report.notes = notes
     return report
+
+
+def _option(address: str | None) -> str:
+    return f"--ray {address}" if address else "--ray"
+
+
+def _first_sentence(error: BaseException) -> str:
+    text = str(error).strip().split(". ")[0]
+    return (text.splitlines() or [type(error).__name__])[0][:200]
+
+
+# Ray retries an unreachable head for a minute or more, printing as it goes: a plain connection attempt
+# first turns a wrong address into one line at once.
+_PROBE_SECONDS: Final = 5.0
+
+
+def _probe(address: str) -> None:
+    """A usage error unless ``HOST:PORT`` (or ``ray://HOST:PORT``) accepts a connection."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, separator, port = target.rpartition(":")
+    if not separator or not port.isdigit():
+        return  # auto, local: Ray decides
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_SECONDS).close()
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise AuditError(f"{_option(address)}: cannot reach {target} ({reason})") from None
 
 
 def _quiet() -> None:
