@@ -154,8 +154,13 @@ def test_directories_are_searched_recursively(tmp_path: Path) -> None:
 
 
 def run(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # A timeout, so that a regression that blocks on a FIFO or a device fails instead of hanging the suite.
     return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "lint", *arguments], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "failure_kinds", "lint", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
     )
 
 
