@@ -241,3 +241,14 @@ def test_without_pyarrow_a_parquet_input_is_a_usage_error_saying_what_to_install
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert "pip install failure-kinds[parquet]" in result.stderr
+
+
+def test_text_that_is_not_utf8_is_unparseable_at_its_row(tmp_path: Path) -> None:
+    values = [b"cancelled", b"\xff\xfe", None, b"caf\xc3\xa9", b"\xc3"]
+    column = pa.array(values, pa.binary()).view(pa.string())  # written as text without validation
+    path = tmp_path / "bytes.parquet"
+    pq.write_table(pa.table({"failure_kind": column}), path)
+    report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+    assert (report["with_kind"], report["without_kind"], report["unparseable"]) == (2, 1, 2)
+    assert report["first_unparseable"] == f"{path}:row 2"
+    assert [row["value"] for row in report["kinds"]] == ["caf\u00e9", "cancelled"]
