@@ -98,10 +98,6 @@ class Finding:
         return f"{shown_path(self.path)}:{self.line}:{self.col}: {self.code} {self.message}"
 
 
-class LintError(Exception):
-    """A path that was asked for and cannot be linted (missing or unreadable)."""
-
-
 class _Unreadable(Exception):
     """A file or directory that could not be read; the message says why."""
 
