@@ -116,7 +116,7 @@ def plan(sources: Sequence[Source], jobs: int, chunk_bytes: int | None = None) -
         elif kind == PARQUET:
             from .parquet import row_group_runs
 
-            for first, stop, size_of_run in row_group_runs(path, chunk_bytes):
+            for first, stop, size_of_run in row_group_runs(path):
                 tasks.append(Task(len(tasks), PARQUET, path, source.display, first, stop, size_of_run))
         else:
             tasks.append(Task(len(tasks), kind, path, source.display, 0, None, size))
