@@ -254,3 +254,14 @@ def test_text_that_is_not_utf8_is_unparseable_at_its_row(tmp_path: Path) -> None
     assert (report["with_kind"], report["without_kind"], report["unparseable"]) == (2, 1, 2)
     assert report["first_unparseable"] == f"{path}:row 2"
     assert [row["value"] for row in report["kinds"]] == ["caf\u00e9", "cancelled"]
+
+
+def test_a_file_without_rows_or_row_groups_counts_nothing(tmp_path: Path) -> None:
+    schema = pa.schema([("failure_kind", pa.string())])
+    no_groups = tmp_path / "no_groups.parquet"
+    pq.ParquetWriter(str(no_groups), schema).close()
+    empty_group = tmp_path / "empty_group.parquet"
+    pq.write_table(pa.table({"failure_kind": pa.array([], pa.string())}), empty_group)
+    for path in (no_groups, empty_group):
+        report = audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)
+        assert (report.records, report.files[0].records, report.files[0].error) == (0, 0, None)

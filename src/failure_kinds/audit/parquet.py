@@ -111,6 +111,8 @@ def add_parquet(
         file: Any = parquet.ParquetFile(path, filesystem=filesystem)
         last: int = file.metadata.num_row_groups if stop is None else stop
         groups = list(range(start, last))
+        if not groups:
+            return  # no rows (iter_batches would read every group when given none)
         segments = partial.settings.field.split(".")
         column = _column_path(pa, file.schema_arrow, segments)
         if column is None:
@@ -121,6 +123,8 @@ def add_parquet(
                     _add(partial, {None: min(BATCH_ROWS, rows - offset)}, lambda value: 0)
             return
         for batch in file.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=[column]):
+            if not batch.num_rows:
+                continue
             values: Any = batch.column(0)
             for segment in segments[1:]:
                 values = compute.struct_field(values, segment)
