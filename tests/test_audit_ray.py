@@ -164,3 +164,15 @@ def test_an_address_that_does_not_answer_is_one_line_at_once(tmp_path: Path) -> 
     assert result.stderr.splitlines() == [
         "failure-kinds audit: error: --ray 127.0.0.1:1: cannot reach 127.0.0.1:1 (Connection refused)"
     ]
+
+
+def test_without_ray_the_option_is_a_usage_error_saying_what_to_install(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
+    code = (
+        "import sys; sys.modules['ray'] = None; from failure_kinds.cli import main; "
+        f"sys.exit(main(['audit', '--ray', {str(tmp_path)!r}]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == "failure-kinds audit: error: --ray needs Ray: pip install failure-kinds[ray]\n"
