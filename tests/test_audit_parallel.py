@@ -104,7 +104,7 @@ def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
     files=st.lists(st.tuples(jsonl_files(), st.booleans()), min_size=1, max_size=3),
     chunk_bytes=st.integers(min_value=1, max_value=400),
     distinct_limit=st.integers(min_value=1, max_value=5),
-    line_bytes=st.sampled_from([200, 64 << 20]),
+    line_bytes=st.sampled_from([40, 200, 64 << 20]),
 )
 def test_any_cut_of_any_files_gives_the_one_pass_report(
     files: list[tuple[bytes, bool]], chunk_bytes: int, distinct_limit: int, line_bytes: int
