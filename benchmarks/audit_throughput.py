@@ -1,5 +1,7 @@
 """`failure-kinds audit` against the naive json.loads + Counter script, each in fresh processes on the same
-generated file, and the audit's peak memory on 200,000 lines against 50,000."""
+generated file (CPU seconds, interleaved rounds); a file of nothing but blank lines against records of the
+same size; and the audit's peak memory on 200,000 lines against 50,000. The audit runs with --jobs 1: these
+rows measure the serial path (benchmarks/scale.py measures --jobs)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import rollouts
-from common import Goal, Row, interleaved, median, spread, time_process
+from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, spread
 
 HERE = Path(__file__).parent
 
@@ -26,6 +28,8 @@ def audit_command(path: Path, decoder: str) -> list[str]:
         decoder,
         "--format",
         "json",
+        "--jobs",
+        "1",
     ]
 
 
@@ -37,18 +41,29 @@ def peak_rss_kib(command: list[str]) -> int:
     return usage.ru_maxrss  # kibibytes on Linux
 
 
+def write_blank(path: Path, size: int) -> Path:
+    """``size`` bytes of blank lines: empty ones, and some holding only white space."""
+    block = (b"\n" * 4000 + b"  \n" * 20 + b"\t\r\n" * 20) * 16
+    with path.open("wb") as file:
+        for _ in range(size // len(block) + 1):
+            file.write(block)
+    return path
+
+
 def measure(quick: bool) -> list[Row]:
     big_lines, small_lines = (20_000, 5_000) if quick else (200_000, 50_000)
-    repetitions = 1 if quick else 5
+    repetitions = 1 if quick else 7
     with tempfile.TemporaryDirectory() as folder:
         big = rollouts.write(Path(folder) / "big.jsonl", big_lines)
         small = rollouts.write(Path(folder) / "small.jsonl", small_lines)
+        blank = write_blank(Path(folder) / "blank.jsonl", big.stat().st_size)
         size_mb = big.stat().st_size / 1e6
         samples = interleaved(
             {
-                "naive": lambda: time_process([sys.executable, str(HERE / "naive_audit.py"), str(big)], 1)[0],
-                "stdlib": lambda: time_process(audit_command(big, "stdlib"), 1)[0],
-                "msgspec": lambda: time_process(audit_command(big, "msgspec"), 1)[0],
+                "naive": lambda: cpu_process([sys.executable, str(HERE / "naive_audit.py"), str(big)]),
+                "stdlib": lambda: cpu_process(audit_command(big, "stdlib")),
+                "msgspec": lambda: cpu_process(audit_command(big, "msgspec")),
+                "blank": lambda: cpu_process(audit_command(blank, "msgspec")),
             },
             repetitions,
         )
@@ -63,11 +78,22 @@ def measure(quick: bool) -> list[Row]:
                 name=f"audit {big_lines:,} lines ({size_mb:.0f} MB), {decoder}",
                 measured=f"{big_lines / ours / 1e3:,.0f}k lines/s",
                 baseline=f"{big_lines / naive / 1e3:,.0f}k lines/s naive script",
-                ratio=naive / ours,
+                ratio=paired_ratio(samples["naive"], samples[decoder]),
                 spread=spread(samples[decoder], 1, "s"),
                 goal=Goal(at_least=goal),
             )
         )
+    blank_seconds, records_seconds = median(samples["blank"]), median(samples["msgspec"])
+    rows.append(
+        Row(
+            name=f"audit {size_mb:.0f} MB of blank lines vs records",
+            measured=f"{size_mb / blank_seconds:,.0f} MB/s",
+            baseline=f"{size_mb / records_seconds:,.0f} MB/s of records (msgspec)",
+            ratio=paired_ratio(samples["blank"], samples["msgspec"]),
+            spread=spread(samples["blank"], 1, "s"),
+            goal=Goal(at_most=1.0),
+        )
+    )
     rows.append(
         Row(
             name=f"audit peak memory, {big_lines:,} vs {small_lines:,} lines",

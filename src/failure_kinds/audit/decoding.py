@@ -57,10 +57,11 @@ class Decoder:
         # typeshed types make_scanner's argument as the scanner class itself; any JSONDecoder is right.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
-    def batch(self, lines: list[bytes]) -> list[object]:
+    def batch(self, lines: list[bytes], ascii: bool = False) -> list[object]:
         """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
-        INVALID or the value itself (the fast path leaves numbers, lists and objects as decoded)."""
-        quick = self._quick_batch(lines)
+        INVALID or the value itself (the fast path leaves numbers, lists and objects as decoded).
+        ``ascii``: the caller knows every byte of ``lines`` is ASCII."""
+        quick = self._quick_batch(lines, ascii)
         if quick is not None:
             return quick
         decode = self.line
@@ -102,7 +103,7 @@ class Decoder:
             return value
         return INVALID
 
-    def _quick_batch(self, lines: list[bytes]) -> list[object] | None:
+    def _quick_batch(self, lines: list[bytes], ascii: bool) -> list[object] | None:
         return None
 
     def _quick_line(self, line: bytes) -> object:
@@ -130,10 +131,11 @@ class FastDecoder(Decoder):
         self._decode: Callable[[bytes], Any] = msgspec.json.Decoder(shape).decode
         self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
 
-    def _quick_batch(self, lines: list[bytes]) -> list[object] | None:
-        # The whole batch in C when every line is ASCII (so valid UTF-8) and decodes: a blank line, a
-        # refused line or a null on the way to a nested field sends the batch down the careful path.
-        if not all(map(bytes.isascii, lines)):
+    def _quick_batch(self, lines: list[bytes], ascii: bool) -> list[object] | None:
+        # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
+        # strings it skips) and decodes: a blank line, a refused line or a null on the way to a nested
+        # field sends the batch down the careful path.
+        if not ascii and not all(map(bytes.isascii, lines)):
             return None
         try:
             values: list[object] = _with_less_stack(lambda: list(map(self._leaf, map(self._decode, lines))))

@@ -118,7 +118,7 @@ def _read(
             elif isinstance(lines, int):
                 partial.add_blank(lines)
             else:
-                partial.add_lines(lines)
+                partial.add_read_lines(lines)
             if progress is not None:
                 progress.update(source.display, part.records)
     finally:

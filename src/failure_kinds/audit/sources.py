@@ -11,7 +11,7 @@ from .errors import AuditError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import BinaryIO, Final
 
 
@@ -76,6 +76,18 @@ def _walk(top: str) -> list[Source]:
             found.append(Source(folder, folder, error))
     found.sort(key=lambda source: source.display)
     return found
+
+
+class Lines(list[bytes]):
+    """Lines of one read, and whether the read held only ASCII bytes: found once for the read, it
+    spares the decoder the same test line by line (a line that is ASCII is valid UTF-8)."""
+
+    __slots__ = ("ascii",)
+
+    def __init__(self, lines: Iterable[bytes] = (), ascii: bool = False) -> None:
+        super().__init__(lines)
+        self.ascii: bool = ascii
+        """True when every byte is ASCII; False when not, or not known."""
 
 
 class Input:
@@ -194,7 +206,6 @@ def read_batches(
         if limit is not None:
             limit -= len(chunk)
         offset = 0  # where the lines not yet handed over start in ``chunk``
-        joined: bytes | None = None  # the line that ``pending`` began, once complete
         if skipping or pending:
             end = chunk.find(b"\n")
             if end < 0:
@@ -209,33 +220,31 @@ def read_batches(
                 yield None
             else:
                 pending.append(chunk[: end + 1])
-                joined = b"".join(pending)
+                joined = b"".join(pending)  # the line that ``pending`` began, now complete
                 pending, pending_size = [], 0
-                if len(joined) - 1 > line_bytes:
-                    joined = None
-                    yield None
+                yield None if len(joined) - 1 > line_bytes else [joined]
             offset = end + 1
-        if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES and joined is None:
+        if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
-            # else costs less than one of records.
-            rest = (
-                len(chunk.lstrip(_WHITE_SPACE)) if offset == 0 else len(chunk[offset:].lstrip(_WHITE_SPACE))
-            )
-            blank_end = chunk.rfind(b"\n", offset, len(chunk) - rest) + 1
+            # else costs less than one of records. Deleting the white space is the quickest test of a
+            # read that holds nothing else; lstrip finds where a shorter run ends.
+            rest = chunk[offset:] if offset else chunk
+            if rest.translate(None, _WHITE_SPACE):
+                blank_end = chunk.rfind(b"\n", offset, len(chunk) - len(rest.lstrip(_WHITE_SPACE))) + 1
+            else:
+                blank_end = chunk.rfind(b"\n", offset) + 1
             if blank_end:
                 yield chunk.count(b"\n", offset, blank_end)
                 offset = blank_end
         stream = io.BytesIO(chunk)  # shares the bytes: nothing is copied to read lines from it
         stream.seek(offset)
-        lines = stream.readlines()
+        lines = Lines(stream.readlines(), ascii=chunk.isascii())
         if lines and not lines[-1].endswith(b"\n"):
             tail = lines.pop()
             if len(tail) > line_bytes:
                 skipping = True
             else:
                 pending, pending_size = [tail], len(tail)
-        if joined is not None:
-            lines.insert(0, joined)
         if lines:
             if line_bytes < len(chunk) and max(map(len, lines)) > line_bytes:
                 yield from _without_overlong(lines, line_bytes)

@@ -21,10 +21,7 @@ values exactly, and the second merge is exact. Without overflow in a non-first p
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from collections import Counter
-from dataclasses import dataclass
 
 import failure_kinds
 
@@ -74,6 +71,8 @@ def shorten(value: str, limit: int) -> str:
     characters, a NUL, its length and a digest (so distinct long values stay distinct)."""
     if len(value) <= limit:
         return value
+    import hashlib
+
     digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
     return f"{value[:limit]}\x00{len(value)}:{digest}"
 
@@ -85,19 +84,50 @@ def shown_value(key: str, limit: int) -> tuple[str, int]:
     return key[:limit], int(key[limit + 1 :].partition(":")[0])
 
 
-@dataclass(frozen=True)
 class AuditSettings:
-    """What decides the counts. Partials merge only when their settings are equal."""
+    """What decides the counts. Partials merge only when their settings are equal. Immutable."""
 
-    field: str = "failure_kind"
-    """The dotted path of the kind in each object."""
-    aliases: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
-    """Legacy label -> the registered kind it stands for."""
-    namespaces: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict[str, tuple[str, ...]])
-    """Declared namespaces: server -> its kinds (without the prefix)."""
-    distinct_limit: int = DISTINCT_LIMIT
-    value_chars: int = VALUE_CHARS
-    line_bytes: int = LINE_BYTES
+    __slots__ = ("aliases", "distinct_limit", "field", "line_bytes", "namespaces", "value_chars")
+
+    def __init__(
+        self,
+        field: str = "failure_kind",
+        aliases: Mapping[str, str] | None = None,
+        namespaces: Mapping[str, Iterable[str]] | None = None,
+        distinct_limit: int = DISTINCT_LIMIT,
+        value_chars: int = VALUE_CHARS,
+        line_bytes: int = LINE_BYTES,
+    ) -> None:
+        self.field: Final[str] = field
+        """The dotted path of the kind in each object."""
+        self.aliases: Final[dict[str, str]] = dict(aliases or {})
+        """Legacy label -> the registered kind it stands for."""
+        self.namespaces: Final[dict[str, tuple[str, ...]]] = {
+            server: tuple(kinds) for server, kinds in (namespaces or {}).items()
+        }
+        """Declared namespaces: server -> its kinds (without the prefix)."""
+        self.distinct_limit: Final[int] = distinct_limit
+        self.value_chars: Final[int] = value_chars
+        self.line_bytes: Final[int] = line_bytes
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.field,
+            self.aliases,
+            self.namespaces,
+            self.distinct_limit,
+            self.value_chars,
+            self.line_bytes,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AuditSettings) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.field, self.distinct_limit, self.value_chars, self.line_bytes))
+
+    def __repr__(self) -> str:
+        return f"AuditSettings({self.to_json()!r})"
 
     def category(self, value: str) -> str:
         return ALIASED if value in self.aliases else category_of(value, self.namespaces)
@@ -128,13 +158,24 @@ class AuditSettings:
         )
 
 
-@dataclass(frozen=True)
 class Pins:
     """Values (and servers) every part must count exactly, whatever its own overflow: the kept set of a
-    first, inexact merge, handed back to the parts for the second pass."""
+    first, inexact merge, handed back to the parts for the second pass. Immutable."""
 
-    values: frozenset[str] = frozenset()
-    servers: frozenset[str] = frozenset()
+    __slots__ = ("servers", "values")
+
+    def __init__(self, values: Iterable[str] = (), servers: Iterable[str] = ()) -> None:
+        self.values: Final[frozenset[str]] = frozenset(values)
+        self.servers: Final[frozenset[str]] = frozenset(servers)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pins) and (self.values, self.servers) == (other.values, other.servers)
+
+    def __hash__(self) -> int:
+        return hash((self.values, self.servers))
+
+    def __repr__(self) -> str:
+        return f"Pins({len(self.values)} values, {len(self.servers)} servers)"
 
     def to_json(self) -> dict[str, object]:
         return {"values": sorted(self.values), "servers": sorted(self.servers)}
@@ -142,24 +183,45 @@ class Pins:
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Pins:
         return cls(
-            frozenset(str(value) for value in _sequence(data["values"])),
-            frozenset(str(server) for server in _sequence(data["servers"])),
+            (str(value) for value in _sequence(data["values"])),
+            (str(server) for server in _sequence(data["servers"])),
         )
 
 
-@dataclass
 class FilePart:
     """One file, or the part of one file, that a partial read."""
 
-    path: str
-    unit: str = "line"
-    """"line" for JSON Lines, "row" for tables (a location shows as ``path:row N``)."""
-    continuation: bool = False
-    """This part starts in the middle of the file: it continues the previous partial's last file."""
-    records: int = 0
-    lines: int = 0
-    """Physical lines (or rows) read, blank ones included: what later parts of the file are shifted by."""
-    error: str | None = None
+    __slots__ = ("continuation", "error", "lines", "path", "records", "unit")
+
+    def __init__(
+        self,
+        path: str,
+        unit: str = "line",
+        continuation: bool = False,
+        records: int = 0,
+        lines: int = 0,
+        error: str | None = None,
+    ) -> None:
+        self.path: str = path
+        self.unit: str = unit
+        """"line" for JSON Lines, "row" for tables (a location shows as ``path:row N``)."""
+        self.continuation: bool = continuation
+        """This part starts in the middle of the file: it continues the previous partial's last file."""
+        self.records: int = records
+        self.lines: int = lines
+        """Physical lines (or rows) read, blank ones included: what later parts of the file are shifted by."""
+        self.error: str | None = error
+
+    def copy(self) -> FilePart:
+        return FilePart(self.path, self.unit, self.continuation, self.records, self.lines, self.error)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FilePart) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"FilePart({self.to_json()!r})"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -428,19 +490,25 @@ class PartialReport:
                     start = index + 1
                 self.add_lines(lines[start:])
                 return
+        self.add_read_lines(lines, b"" in lines)
+
+    def add_read_lines(self, lines: list[bytes], empty: bool = False) -> None:
+        """``add_lines`` for lines as ``sources.read_batches`` yields them: none over the line cap, each
+        ending with its newline but maybe the last, none empty unless ``empty``."""
         part = self.files[-1]
         if part.lines == 0 and not part.continuation and lines[0].startswith(BOM):
-            lines = [lines[0][len(BOM) :], *lines[1:]]
+            lines = [lines[0][len(BOM) :], *lines[1:]]  # no longer known to be ASCII: checked per line
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = make_decoder(self.settings.field.split("."), self.fast)
-        if b"\n" in lines or b"" in lines:
+        ascii: bool = getattr(lines, "ascii", False)
+        if empty or b"\n" in lines:
             # Empty lines are left out before decoding, which would take the careful path for them;
             # the lines list still gives every value its physical line.
             present = [line for line in lines if line and line != b"\n"]
-            self._add(decoder.batch(present) if present else [], len(lines), lines)
+            self._add(decoder.batch(present, ascii) if present else [], len(lines), lines)
         else:
-            self._add(decoder.batch(lines), len(lines), None)
+            self._add(decoder.batch(lines, ascii), len(lines), None)
 
     def add_blank(self, lines: int) -> None:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
@@ -581,7 +649,7 @@ class PartialReport:
         result.first_unparseable = _earliest(self.first_unparseable, shift.optional(later.first_unparseable))
         result.values = self.values.merged(later.values.shifted(shift))
         result.servers = self.servers.merged(later.servers.shifted(shift))
-        files = [FilePart(**vars(part)) for part in self.files]
+        files = [part.copy() for part in self.files]
         for index, part in enumerate(later.files):
             if index == 0 and joined:
                 last = files[-1]
@@ -589,7 +657,7 @@ class PartialReport:
                 last.lines += part.lines
                 last.error = last.error or part.error
             else:
-                files.append(FilePart(**vars(part)))
+                files.append(part.copy())
         result.files = files
         return result
 
