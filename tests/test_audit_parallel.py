@@ -282,3 +282,21 @@ def test_no_path_is_a_usage_error() -> None:
 
 def test_default_jobs_is_the_cores_this_process_may_use() -> None:
     assert default_jobs() == len(os.sched_getaffinity(0))
+
+
+def test_a_directory_that_cannot_be_listed_fails_as_in_one_pass(tmp_path: Path) -> None:
+    from failure_kinds.audit import Auditor
+    from failure_kinds.audit.sources import Source
+
+    good = write_big(tmp_path / "good.jsonl", 5)
+    unlisted = Source(
+        str(tmp_path / "locked"), str(tmp_path / "locked"), PermissionError(13, "Permission denied")
+    )
+    sources = [Source(str(good), str(good)), unlisted, Source(str(good), str(good))]
+    auditor = Auditor()
+    for source in sources:
+        auditor.add_source(source)
+    tasks = plan(sources, 2, 300)
+    merged = audit_tasks(tasks, settings_for("failure_kind"), run_here, None)
+    assert render_json(merged.report()) == render_json(auditor.report())
+    assert [file.error for file in merged.report().files] == [None, "permission denied", None]

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 from .engine import Auditor, audit_file
+from .errors import describe_read_error
 from .sources import GZIP_MAGIC, Source, expand_inputs
 from .state import PartialReport, Pins
 
@@ -43,6 +44,7 @@ LINES: Final = "lines"
 GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
+UNREADABLE: Final = "unreadable"
 
 
 def default_jobs() -> int:
@@ -60,8 +62,8 @@ def is_parquet(path: str) -> bool:
 @dataclass(frozen=True)
 class Task:
     """One unit of work: the bytes ``start`` to ``stop`` of a plain file (``stop`` None: to its end), a
-    whole gzip file, row groups ``start`` to ``stop`` of a Parquet file, or a stream read by the driver.
-    ``size`` is the bytes it covers (for progress)."""
+    whole gzip file, row groups ``start`` to ``stop`` of a Parquet file, a stream read by the driver, or
+    an input known to be unreadable (``error`` says why). ``size`` is the bytes it covers (for progress)."""
 
     index: int
     kind: str
@@ -70,6 +72,7 @@ class Task:
     start: int = 0
     stop: int | None = None
     size: int = 0
+    error: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -80,11 +83,12 @@ class Task:
             "start": self.start,
             "stop": self.stop,
             "size": self.size,
+            "error": self.error,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Task:
-        stop = data["stop"]
+        stop, error = data["stop"], data["error"]
         return cls(
             index=int(str(data["index"])),
             kind=str(data["kind"]),
@@ -93,6 +97,7 @@ class Task:
             start=int(str(data["start"])),
             stop=None if stop is None else int(str(stop)),
             size=int(str(data["size"])),
+            error=None if error is None else str(error),
         )
 
 
@@ -118,6 +123,9 @@ def plan(sources: Sequence[Source], jobs: int, chunk_bytes: int | None = None) -
 
             for first, stop, size_of_run in row_group_runs(path):
                 tasks.append(Task(len(tasks), PARQUET, path, source.display, first, stop, size_of_run))
+        elif kind == UNREADABLE and source.error is not None:
+            error = describe_read_error(source.error)
+            tasks.append(Task(len(tasks), kind, path, source.display, 0, None, 0, error))
         else:
             tasks.append(Task(len(tasks), kind, path, source.display, 0, None, size))
     return tasks
@@ -127,6 +135,8 @@ def _shape(source: Source) -> tuple[Source, str, int]:
     """What a source is (plain lines, gzip, Parquet or a stream) and its size in bytes."""
     if source.path is None:
         return source, STREAM, 0
+    if source.error is not None:  # a directory that could not be listed
+        return source, UNREADABLE, 0
     try:
         status = os.stat(source.path)
     except (OSError, ValueError):
@@ -184,6 +194,8 @@ def next_line_start(file: IO[bytes], offset: int, size: int) -> int:
 
 def run_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
     """The partial report of one task (in whichever process runs it)."""
+    if task.kind == UNREADABLE:
+        return failed_partial(task, settings, task.error or "cannot be read")
     if task.kind == PARQUET:
         from .parquet import audit_parquet
 
