@@ -64,13 +64,23 @@ class Decoder:
         quick = self._quick_batch(lines, ascii)
         if quick is not None:
             return quick
-        decode = self.line
-        return [BLANK if not line or line.isspace() else decode(line) for line in lines]
+        decode = self._careful
+        known = self._quick_lines(lines)
+        if known is None:
+            return [BLANK if not line or line.isspace() else decode(line) for line in lines]
+        return [
+            BLANK if not line or line.isspace() else value if value is not _UNDECIDED else decode(line)
+            for line, value in zip(lines, known, strict=True)
+        ]
 
     def line(self, line: bytes) -> object:
-        quick = self._quick_line(line)
-        if quick is not _UNDECIDED:
-            return quick
+        """What one line holds at the field (as ``batch`` would say)."""
+        known = self._quick_lines([line])
+        if known is not None and known[0] is not _UNDECIDED:
+            return known[0]
+        return self._careful(line)
+
+    def _careful(self, line: bytes) -> object:
         document: Any
         try:
             text = line.decode()
@@ -106,8 +116,9 @@ class Decoder:
     def _quick_batch(self, lines: list[bytes], ascii: bool) -> list[object] | None:
         return None
 
-    def _quick_line(self, line: bytes) -> object:
-        return _UNDECIDED
+    def _quick_lines(self, lines: list[bytes]) -> list[object] | None:
+        """Per line, the answer or _UNDECIDED (the standard library decides); None: no quick answers."""
+        return None
 
     @staticmethod
     def _parse(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
@@ -143,11 +154,14 @@ class FastDecoder(Decoder):
             return None
         return values
 
-    def _quick_line(self, line: bytes) -> object:
+    def _quick_lines(self, lines: list[bytes]) -> list[object] | None:
+        return _with_less_stack(lambda: list(map(self._attempt, lines)))
+
+    def _attempt(self, line: bytes) -> object:
         if not line.isascii():
             return _UNDECIDED
         try:
-            value: Any = _with_less_stack(lambda: self._decode(line))
+            value: Any = self._decode(line)
             for _ in self.path:
                 value = value.f
                 if value is None:
