@@ -176,3 +176,16 @@ def test_without_ray_the_option_is_a_usage_error_saying_what_to_install(tmp_path
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr == "failure-kinds audit: error: --ray needs Ray: pip install failure-kinds[ray]\n"
+
+
+def test_a_uri_pyarrow_cannot_open_is_one_escaped_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "bad\x1b[31m://x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "\x1b" not in result.stderr
+    assert "not a URI pyarrow can open" in result.stderr

@@ -20,6 +20,7 @@ import logging
 from .decoding import UNPARSEABLE
 from .errors import AuditError, describe_read_error
 from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, audit_tasks, next_line_start, plan
+from .render import printable
 from .sources import GZIP_MAGIC, STDIN, Input, expand_inputs, read_batches
 from .state import PartialReport, Pins
 
@@ -68,7 +69,7 @@ def audit_ray(
         raise AuditError("--ray reads files, directories and URIs, not - (stdin)")
     tasks = _plan_all(inputs, notes, chunk_bytes or RAY_CHUNK_BYTES)
     if any(task.kind == STREAM for task in tasks):
-        streams = ", ".join(task.display for task in tasks if task.kind == STREAM)
+        streams = ", ".join(printable(task.display) for task in tasks if task.kind == STREAM)
         raise AuditError(f"--ray reads regular files only, not streams such as FIFOs: {streams}")
     started = False
     if not ray.is_initialized():
@@ -97,8 +98,9 @@ def _option(address: str | None) -> str:
 
 
 def _first_sentence(error: BaseException) -> str:
-    text = str(error).strip().split(". ")[0]
-    return (text.splitlines() or [type(error).__name__])[0][:200]
+    """The error's first sentence, cut, with any control character escaped (it may echo the input)."""
+    text = (str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200]
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
 
 
 # Ray retries an unreachable head for a minute or more, printing as it goes: a plain connection attempt
@@ -152,7 +154,7 @@ def _filesystem(uri: str) -> tuple[Any, str]:
     try:
         filesystem, path = fs.FileSystem.from_uri(uri)
     except Exception as error:
-        raise AuditError(f"{uri}: not a URI pyarrow can open ({error})") from None
+        raise AuditError(f"{printable(uri)}: not a URI pyarrow can open ({_first_sentence(error)})") from None
     return filesystem, str(path)
 
 
@@ -171,7 +173,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
                 if entry.type == fs.FileType.File and str(entry.path).endswith(SUFFIXES)
             )
             if not found:
-                notes.append(f"{uri}: no *.jsonl or *.jsonl.gz files under this URI")
+                notes.append(f"{printable(uri)}: no *.jsonl or *.jsonl.gz files under this URI")
             files = [(scheme + name, name) for name in found]
         else:
             files = [(uri, path)]
