@@ -265,3 +265,13 @@ def test_a_file_without_rows_or_row_groups_counts_nothing(tmp_path: Path) -> Non
     for path in (no_groups, empty_group):
         report = audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)
         assert (report.records, report.files[0].records, report.files[0].error) == (0, 0, None)
+
+
+@pytest.mark.parametrize("content", [b"", b"junk", b"PAR1" + b"\x00" * 64 + b"PAR1"])
+def test_names_and_reasons_of_broken_files_reach_stderr_escaped(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "evil\x1b[2J\nname.parquet"
+    path.write_bytes(content)
+    result = cli(str(path))
+    assert result.returncode == 2
+    assert "\x1b" not in result.stderr
+    assert result.stderr.count("\n") == 1

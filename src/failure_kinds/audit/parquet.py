@@ -262,4 +262,9 @@ def _describe(error: BaseException) -> str:
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if len(message) > 200:
         message = message[:200] + "..."
-    return f"not a readable Parquet file ({message})"
+    return f"not a readable Parquet file ({escape_controls(message)})"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every character that is not printable escaped: pyarrow's messages echo paths."""
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)

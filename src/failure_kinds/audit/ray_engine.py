@@ -99,8 +99,11 @@ def _option(address: str | None) -> str:
 
 def _first_sentence(error: BaseException) -> str:
     """The error's first sentence, cut, with any control character escaped (it may echo the input)."""
-    text = (str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200]
-    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+    from .parquet import escape_controls
+
+    return escape_controls(
+        (str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200]
+    )
 
 
 # Ray retries an unreachable head for a minute or more, printing as it goes: a plain connection attempt
