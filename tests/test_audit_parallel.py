@@ -300,3 +300,10 @@ def test_a_directory_that_cannot_be_listed_fails_as_in_one_pass(tmp_path: Path) 
     merged = audit_tasks(tasks, settings_for("failure_kind"), run_here, None)
     assert render_json(merged.report()) == render_json(auditor.report())
     assert [file.error for file in merged.report().files] == [None, "permission denied", None]
+
+
+def test_jobs_and_ray_together_are_a_usage_error(tmp_path: Path) -> None:
+    result = cli(str(tmp_path), "--jobs", "2", "--ray")
+    assert result.returncode == 2
+    assert result.stderr.decode().count("\n") == 1
+    assert b"--jobs and --ray" in result.stderr

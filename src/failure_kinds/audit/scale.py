@@ -51,6 +51,10 @@ def audit_at_scale(
         raise AuditError("give at least one PATH: a file, a directory, a URI (with --ray) or - for stdin")
     if jobs is not None and jobs < 1:
         raise AuditError(f"--jobs {jobs}: give at least 1")
+    if jobs is not None and ray is not None:
+        raise AuditError(
+            "--jobs and --ray cannot be combined: on Ray, the cluster's CPUs set how many tasks run"
+        )
     settings = settings_for(field_path, aliases, namespaces, **caps)
     if ray is not None:
         from .ray_engine import audit_ray
