@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 BATCH_ROWS: Final = 65_536
 # A task reads runs of whole row groups of about this many rows (a quarter second of work or so).
 TASK_ROWS: Final = 8_000_000
-INSTALL_HINT: Final = "Parquet input needs pyarrow: pip install failure-kinds[parquet]"
+INSTALL_HINT: Final = (
+    "Parquet input needs pyarrow, the parquet extra (see the README's Install): "
+    "pip install failure-kinds[parquet]"
+)
 ROW: Final = "row"
 
 

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from .report import Report
     from .state import AuditSettings
 
-INSTALL_HINT: Final = "--ray needs Ray: pip install failure-kinds[ray]"
+INSTALL_HINT: Final = (
+    "--ray needs Ray, the ray extra (see the README's Install): pip install failure-kinds[ray]"
+)
 # What a directory URI gives, as a local directory does (see sources.expand_inputs).
 SUFFIXES: Final = (".jsonl", ".jsonl.gz")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
