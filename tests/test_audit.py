@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -19,7 +20,7 @@ from failure_kinds.audit import AuditError, Report
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
-def write_lines(path: Path, lines: list[str | bytes]) -> Path:
+def write_lines(path: Path, lines: Sequence[str | bytes]) -> Path:
     data = b"".join(line if isinstance(line, bytes) else line.encode() for line in lines)
     path.write_bytes(data)
     return path

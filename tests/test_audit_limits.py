@@ -254,7 +254,7 @@ def test_directory_walk_skips_fifos_and_names_unlistable_folders(
             raise PermissionError(13, "Permission denied", path)
         return real_scandir(path)
 
-    monkeypatch.setattr(audit.sources.os, "scandir", refusing_scandir)
+    monkeypatch.setattr(os, "scandir", refusing_scandir)
     report = audit.audit([str(tmp_path / "logs")])
     assert [(Path(file.path).name, file.records, file.error) for file in report.files] == [
         ("a.jsonl", 1, None),
