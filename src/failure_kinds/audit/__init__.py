@@ -9,7 +9,8 @@ streamed; memory is bounded by the caps below, not by the size of the input.
 Modules: ``decoding`` (a line -> what it holds at the field), ``sources`` (files, directories, stdin,
 gzip, batches of lines under the line cap), ``state`` (the mergeable partial report), ``engine`` (the
 serial engine), ``report`` (the report built from a partial), ``render`` (text and JSON), ``aliases``,
-``progress``, ``errors``.
+``progress``, ``errors``; the engines at scale build on them: ``scale`` (which engine), ``parallel``
+(``--jobs``), ``parquet``, ``ray_engine`` (``--ray``).
 
 The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
 ---------------------------------------------------------------------

@@ -78,8 +78,7 @@ class Report:
         """Records of servers past the distinct cap, counted together."""
         self.files: list[FileReport] = []
         self.notes: list[str] = []
-        self.errors: list[str] = []
-        """Inputs that could not be found or listed at all (an unreadable directory), as messages."""
+        """Remarks for stderr, such as a directory without any input file in it."""
 
     @property
     def failed_files(self) -> list[FileReport]:
