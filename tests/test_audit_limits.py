@@ -87,6 +87,9 @@ def test_line_cap_blank_runs_and_locations(
     assert report.invalid == sum(1 for _, what in model if what == "invalid")
     first_unparseable = next((number for number, what in model if what == "unparseable"), None)
     assert report.first_unparseable == (None if first_unparseable is None else f"{path}:{first_unparseable}")
+    overlong = [number for number, line in enumerate(lines, start=1) if len(line) > line_bytes]
+    assert report.overlong == len(overlong)
+    assert report.first_overlong == (f"{path}:{overlong[0]}" if overlong else None)
     first_invalid = next((number for number, what in model if what == "invalid"), None)
     assert report.first_invalid == (None if first_invalid is None else f"{path}:{first_invalid}")
     for row in report.kinds:
@@ -105,6 +108,7 @@ def test_a_line_over_the_cap_is_never_held(tmp_path: Path) -> None:
         file.write(b'\n{"failure_kind": "judge_faild"}\n')
     report = audit.audit([str(path)], line_bytes=1 << 20)
     assert (report.records, report.unparseable, report.first_unparseable) == (3, 1, f"{path}:2")
+    assert (report.overlong, report.first_overlong) == (1, f"{path}:2")
     assert report.unregistered[0].first_seen == f"{path}:3"
 
 

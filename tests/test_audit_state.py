@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -179,8 +180,27 @@ def test_a_later_part_that_overflowed_is_inexact_until_pinned() -> None:
     assert counts == {"bad_a": 2, "bad_b": 1, None: 2}
 
 
-def test_file_ranges_give_the_whole_file(tmp_path: pytest.TempPathFactory) -> None:
-    path = tmp_path / "a.jsonl"  # type: ignore[operator]
+@pytest.mark.parametrize("line_bytes", [3, 40, 1 << 20])
+def test_every_byte_range_gives_the_whole_file(tmp_path: Path, line_bytes: int) -> None:
+    """Cut at every line start, ranges as short as one byte included, with lines over the cap."""
+    path = tmp_path / "a.jsonl"
+    data = b'\n{"failure_kind": "cancelled"}\n\n  \n{"failure_kind": "judge_faild"}\r\n{x\n\n{}'
+    path.write_bytes(data)
+    audit_settings = settings_for(line_bytes=line_bytes)
+    expected = render_json(audit([str(path)], line_bytes=line_bytes))
+    starts = [0] + [index + 1 for index, byte in enumerate(data) if byte == 10]
+    for step in range(1, len(starts) + 1):
+        cuts = [*starts[::step], len(data)]
+        parts = [
+            audit_file(str(path), audit_settings, start=start, stop=stop)
+            for start, stop in itertools.pairwise(cuts)
+            if stop > start
+        ]
+        assert render_json(merge(parts).report()) == expected
+
+
+def test_file_ranges_give_the_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
     data = (
         b"".join(line_for(value) + b"\n" for value in VALUES * 5) + b"\n\n{broken\n" + b'{"failure_kind": 2}'
     )

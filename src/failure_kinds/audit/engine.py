@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .aliases import check_aliases
-from .decoding import UNPARSEABLE
 from .errors import AuditError, describe_read_error
 from .progress import Progress
 from .sources import BATCH_BYTES, Source, expand_inputs, open_source, read_batches
@@ -113,10 +112,10 @@ def _read(
     try:
         limit = None if stop is None else stop - start
         for lines in read_batches(data, partial.settings.line_bytes, limit):
-            if lines is None:
-                partial.add_values([UNPARSEABLE])
-            elif isinstance(lines, int):
+            if isinstance(lines, int):
                 partial.add_blank(lines)
+            elif lines is None or getattr(lines, "overlong", False):
+                partial.add_overlong()
             else:
                 partial.add_read_lines(lines)
             if progress is not None:

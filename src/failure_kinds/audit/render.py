@@ -73,6 +73,12 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         if first is not None:
             note += f"; first at {shown_location(first)}"
         lines.append(f"  {label:<15}{count:>{number_width},}  {percent}  {note}".rstrip())
+        if label == "unparseable" and report.first_overlong is not None:
+            longer = "1 line" if report.overlong == 1 else f"{report.overlong:,} lines"
+            where = shown_location(report.first_overlong)
+            lines.append(
+                f"  {'':<15}{'':>{number_width}}           {longer} over the line cap; first at {where}"
+            )
     if report.kinds:
         lines.append("")
         lines.append(f"shares below are of the {plural(report.with_kind, 'record')} with a kind")

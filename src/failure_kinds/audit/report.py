@@ -72,6 +72,9 @@ class Report:
         self.unparseable: int = 0
         self.first_invalid: str | None = None
         self.first_unparseable: str | None = None
+        self.overlong: int = 0
+        """Lines longer than the line cap, among the unparseable ones."""
+        self.first_overlong: str | None = None
         self.kinds: list[KindRow] = []
         self.namespaces: dict[str, int] = {}
         self.namespaces_overflow: int = 0
@@ -110,6 +113,8 @@ class Report:
             "unparseable": self.unparseable,
             "first_invalid": self.first_invalid,
             "first_unparseable": self.first_unparseable,
+            "overlong": self.overlong,
+            "first_overlong": self.first_overlong,
             "kinds": [row.to_json() for row in self.kinds],
             "namespaces": self.namespaces,
             "namespaces_overflow": self.namespaces_overflow,
@@ -128,6 +133,8 @@ def build_report(partial: PartialReport) -> Report:
     report.unparseable = partial.unparseable
     report.first_invalid = partial.location(partial.first_invalid)
     report.first_unparseable = partial.location(partial.first_unparseable)
+    report.overlong = partial.overlong
+    report.first_overlong = partial.location(partial.first_overlong)
     values = partial.values
     overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
     rows: list[KindRow] = []

@@ -82,12 +82,20 @@ class Lines(list[bytes]):
     """Lines of one read, and whether the read held only ASCII bytes: found once for the read, it
     spares the decoder the same test line by line (a line that is ASCII is valid UTF-8)."""
 
-    __slots__ = ("ascii",)
+    __slots__ = ("ascii", "overlong")
 
-    def __init__(self, lines: Iterable[bytes] = (), ascii: bool = False) -> None:
+    def __init__(self, lines: Iterable[bytes] = (), ascii: bool = False, overlong: bool = False) -> None:
         super().__init__(lines)
         self.ascii: bool = ascii
         """True when every byte is ASCII; False when not, or not known."""
+        self.overlong: bool = overlong
+        """This stands for one line longer than the line cap, skipped unread (PartialReport.add_lines
+        counts it as such)."""
+
+
+def overlong_line() -> Lines:
+    """What read_batches yields for a line over the cap."""
+    return Lines([b""], overlong=True)
 
 
 class Input:
@@ -127,10 +135,11 @@ class _Prefixed:
 
     def read(self, size: int = -1, /) -> bytes:
         if self.prefix:
-            data, self.prefix = self.prefix, b""
             if size < 0:
+                data, self.prefix = self.prefix, b""
                 return data + self.stream.read()
-            return data if len(data) >= size else data + self._read_some(size - len(data))
+            data, self.prefix = self.prefix[:size], self.prefix[size:]
+            return data if len(data) == size else data + self._read_some(size - len(data))
         return self.stream.read(size)
 
     def read1(self, size: int = -1, /) -> bytes:
@@ -189,12 +198,13 @@ _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 def read_batches(
     data: Input, line_bytes: int, limit: int | None = None
-) -> Iterator[list[bytes] | int | None]:
+) -> Iterator[list[bytes] | int | None]:  # None: never now, once an overlong line
     """The lines of ``data`` (with their newline, but the last maybe), about BATCH_BYTES at a time.
 
-    ``None`` stands for one line longer than ``line_bytes``, skipped as it streams past and never held
-    whole; an int for that many blank lines in a row, counted without making a line of each. Reads at
-    most ``limit`` bytes when given. Only b"\\n" ends a line.
+    An ``overlong_line()`` (``Lines`` with ``overlong`` set) stands for one line longer than
+    ``line_bytes``, skipped as it streams past and never held whole; an int for that many blank lines in
+    a row, counted without making a line of each. Reads at most ``limit`` bytes when given. Only
+    b"\\n" ends a line. PartialReport.add_lines takes every list this yields.
     """
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
@@ -217,12 +227,12 @@ def read_batches(
                 continue
             if skipping:
                 skipping = False
-                yield None
+                yield overlong_line()
             else:
                 pending.append(chunk[: end + 1])
                 joined = b"".join(pending)  # the line that ``pending`` began, now complete
                 pending, pending_size = [], 0
-                yield None if len(joined) - 1 > line_bytes else [joined]
+                yield overlong_line() if len(joined) - 1 > line_bytes else [joined]
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
@@ -251,19 +261,19 @@ def read_batches(
             else:
                 yield lines
     if skipping:
-        yield None
+        yield overlong_line()
     elif pending:
         line = b"".join(pending)
-        yield None if len(line) > line_bytes else [line]
+        yield overlong_line() if len(line) > line_bytes else [line]
 
 
-def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[bytes] | None]:
+def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[bytes]]:
     start = 0
     for index, line in enumerate(lines):
         if len(line) - line.endswith(b"\n") > line_bytes:
             if index > start:
                 yield lines[start:index]
-            yield None
+            yield overlong_line()
             start = index + 1
     if start < len(lines):
         yield lines[start:]

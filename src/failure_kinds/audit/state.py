@@ -461,6 +461,9 @@ class PartialReport:
         self.unparseable: int = 0
         self.first_invalid: Location | None = None
         self.first_unparseable: Location | None = None
+        self.overlong: int = 0
+        """Lines longer than the line cap (counted as unparseable too)."""
+        self.first_overlong: Location | None = None
         self.values: Tally = Tally(settings.distinct_limit, CAPPED, pins.values)
         self.servers: Tally = Tally(settings.distinct_limit, frozenset({SERVER}), pins.servers)
         self.files: list[FilePart] = []
@@ -486,10 +489,13 @@ class PartialReport:
                 start = 0
                 for index in overlong:
                     self.add_lines(lines[start:index])
-                    self.add_values([UNPARSEABLE])
+                    self.add_overlong()
                     start = index + 1
                 self.add_lines(lines[start:])
                 return
+        if getattr(lines, "overlong", False):
+            self.add_overlong()
+            return
         self.add_read_lines(lines, b"" in lines)
 
     def add_read_lines(self, lines: list[bytes], empty: bool = False) -> None:
@@ -509,6 +515,14 @@ class PartialReport:
             self._add(decoder.batch(present, ascii) if present else [], len(lines), lines)
         else:
             self._add(decoder.batch(lines, ascii), len(lines), None)
+
+    def add_overlong(self) -> None:
+        """The next line of the current file is longer than the line cap: unparseable, and noted."""
+        if self.first_overlong is None:
+            part = self.files[-1]
+            self.first_overlong = (len(self.files) - 1, part.lines + 1)
+        self.overlong += 1
+        self.add_values([UNPARSEABLE])
 
     def add_blank(self, lines: int) -> None:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
@@ -647,6 +661,8 @@ class PartialReport:
         result.unparseable = self.unparseable + later.unparseable
         result.first_invalid = _earliest(self.first_invalid, shift.optional(later.first_invalid))
         result.first_unparseable = _earliest(self.first_unparseable, shift.optional(later.first_unparseable))
+        result.overlong = self.overlong + later.overlong
+        result.first_overlong = _earliest(self.first_overlong, shift.optional(later.first_overlong))
         result.values = self.values.merged(later.values.shifted(shift))
         result.servers = self.servers.merged(later.servers.shifted(shift))
         files = [part.copy() for part in self.files]
@@ -684,6 +700,8 @@ class PartialReport:
             "unparseable": self.unparseable,
             "first_invalid": None if self.first_invalid is None else list(self.first_invalid),
             "first_unparseable": None if self.first_unparseable is None else list(self.first_unparseable),
+            "overlong": self.overlong,
+            "first_overlong": None if self.first_overlong is None else list(self.first_overlong),
             "values": self.values.to_json(),
             "servers": self.servers.to_json(),
             "files": [part.to_json() for part in self.files],
@@ -703,6 +721,9 @@ class PartialReport:
         first_invalid, first_unparseable = data["first_invalid"], data["first_unparseable"]
         partial.first_invalid = None if first_invalid is None else _location(first_invalid)
         partial.first_unparseable = None if first_unparseable is None else _location(first_unparseable)
+        partial.overlong = _integer(data["overlong"])
+        first_overlong = data["first_overlong"]
+        partial.first_overlong = None if first_overlong is None else _location(first_overlong)
         partial.values = Tally.from_json(_mapping(data["values"]), settings.distinct_limit, CAPPED)
         partial.servers = Tally.from_json(
             _mapping(data["servers"]), settings.distinct_limit, frozenset({SERVER})
