@@ -105,8 +105,10 @@ class _Parser(argparse.ArgumentParser):
     subcommands: Mapping[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
-        # One line, so scripts can show it as is; --help has the long form.
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # One line, so scripts can show it as is; --help has the long form. argparse puts arguments into
+        # some messages as they were typed, so a message is escaped and cut like any other shown value.
+        shown = _one_line(message, _MESSAGE_LIMIT)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
@@ -159,6 +161,19 @@ class _Parser(argparse.ArgumentParser):
         if command is not None and command in self.subcommands:
             parsers.append(self.subcommands[command])
         return parsers
+
+
+# The longest usage error shown, in characters; an argument can be as long as the system allows.
+_MESSAGE_LIMIT = 400
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` with every character that is not printable escaped as in a repr (no line break, escape
+    sequence or bidirectional override reaches the terminal raw), cut to ``limit`` characters."""
+    shown = "".join(
+        character if character.isprintable() else repr(character)[1:-1] for character in text[: limit + 1]
+    )
+    return shown if len(shown) <= limit else shown[: limit - 1] + "\u2026"
 
 
 def _closest_word(word: str, candidates: Sequence[str]) -> str | None:
