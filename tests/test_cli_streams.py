@@ -316,3 +316,45 @@ def test_nothing_close_suggests_nothing() -> None:
     result = run(Invocation(("list", "--frobnicate")))
     (line,) = result.stderr.splitlines()
     assert "did you mean" not in line
+
+
+# hostile arguments
+
+
+HOSTILE = [
+    "\x1b[31mred",
+    "line\nbreak",
+    "carriage\rreturn",
+    "\u202eright-to-left",
+    "x" * 100_000,
+    "nul\x7fdel\x07bell",
+]
+
+
+def hostile_invocations() -> list[list[bytes]]:
+    """Each hostile text (and a byte that is not UTF-8) where a subcommand, an option, a choice and a
+    stray argument go."""
+    texts = [text.encode("utf-8") for text in HOSTILE] + [b"\xff\xfe", b"a" * 50_000 + b"\xff"]
+    cases: list[list[bytes]] = []
+    for text in texts:
+        cases += [[text], [b"list", b"--" + text], [b"list", b"--format", text], [b"list", text]]
+        cases += [[b"check", b"--format", text, b"cancelled"], [b"audit", EXAMPLE.encode(), b"--" + text]]
+    return cases
+
+
+@pytest.mark.parametrize("arguments", hostile_invocations(), ids=lambda arguments: repr(arguments)[:40])
+def test_hostile_argument_is_one_escaped_bounded_line(arguments: list[bytes]) -> None:
+    result = subprocess.run(
+        [sys.executable.encode(), b"-m", b"failure_kinds", *arguments],
+        capture_output=True,
+        cwd=ROOT,
+        env=ENVIRONMENT,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert result.stderr.endswith(b"\n")
+    (line,) = result.stderr.decode("utf-8").splitlines()
+    assert line.isprintable()
+    assert len(line) < 600
+    assert line.startswith("failure-kinds")
