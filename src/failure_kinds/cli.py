@@ -429,7 +429,8 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
             raise UsageError("- reads standard input, which is closed")
         code: int = arguments.run(arguments)
     except UsageError as error:
-        _error_line(f"{parser.prog} {arguments.command}: error: {error}")
+        # Escaped and cut here too, whatever the subcommand put into the message.
+        _error_line(f"{parser.prog} {arguments.command}: error: {_one_line(str(error), 4 * _MESSAGE_LIMIT)}")
         return EXIT_USAGE
     return code
 
