@@ -236,15 +236,18 @@ def read_batches(
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
-            # else costs less than one of records. Deleting the white space is the quickest test of a
-            # read that holds nothing else; lstrip finds where a shorter run ends.
+            # else costs less than one of records. A read of newlines only is found by counting them;
+            # deleting the white space is the quickest test of one that holds nothing else; lstrip
+            # finds where a shorter run ends.
+            newlines = chunk.count(b"\n", offset)
             rest = chunk[offset:] if offset else chunk
-            if rest.translate(None, _WHITE_SPACE):
-                blank_end = chunk.rfind(b"\n", offset, len(chunk) - len(rest.lstrip(_WHITE_SPACE))) + 1
+            if newlines == len(rest) or not rest.translate(None, _WHITE_SPACE):
+                blank_end = chunk.rfind(b"\n", offset) + 1 if newlines else 0
             else:
-                blank_end = chunk.rfind(b"\n", offset) + 1
+                blank_end = chunk.rfind(b"\n", offset, len(chunk) - len(rest.lstrip(_WHITE_SPACE))) + 1
+                newlines = chunk.count(b"\n", offset, blank_end) if blank_end else 0
             if blank_end:
-                yield chunk.count(b"\n", offset, blank_end)
+                yield newlines
                 offset = blank_end
         stream = io.BytesIO(chunk)  # shares the bytes: nothing is copied to read lines from it
         stream.seek(offset)
