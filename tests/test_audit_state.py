@@ -34,6 +34,7 @@ VALUES = [
     "bad_c",
     "env:one",
     "env:two",
+    "env:three",
     "web:three",
     "other:four",
     "x" * 40 + "long_a",
@@ -64,8 +65,12 @@ lines_strategy = st.lists(
 
 
 def small_settings(limit: int) -> AuditSettings:
+    # env:two is undeclared (env declares only "one"), so that category meets the cap too.
     return AuditSettings(
-        aliases={"timeout_exceeded": "transport_timeout"}, distinct_limit=limit, value_chars=20
+        aliases={"timeout_exceeded": "transport_timeout"},
+        namespaces={"env": ("one",)},
+        distinct_limit=limit,
+        value_chars=20,
     )
 
 
