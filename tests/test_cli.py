@@ -149,7 +149,16 @@ ALIASES = "examples/aliases.toml"
 def test_audit_help() -> None:
     result = run("audit", "--help")
     assert result.returncode == 0
-    for option in ["--field", "--alias", "--aliases", "--strict", "--format", "--decoder"]:
+    for option in [
+        "--field",
+        "--alias",
+        "--aliases",
+        "--strict",
+        "--format",
+        "--decoder",
+        "--max-line-bytes",
+        "--config",
+    ]:
         assert option in result.stdout
 
 
