@@ -340,3 +340,15 @@ def test_stdout_full_or_closed(tmp_path: Path, redirect: str) -> None:
     result = subprocess.run(["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=TIMEOUT)
     assert_clean(result, 2)
     assert len(result.stderr.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_any_output_encoding(tmp_path: Path, encoding: str) -> None:
+    """Values and names the output's encoding cannot show are written escaped, never refused."""
+    path = tmp_path / "caf\u00e9_\u65e5.jsonl"
+    path.write_text(
+        json.dumps({"failure_kind": "caf\u00e9_\u65e5\U0001f600"}) + "\n" + '{"failure_kind": 1}\n'
+    )
+    result = run([str(path)], env={"PYTHONIOENCODING": encoding})
+    assert_clean(result, 0)
+    assert "first seen" in result.stdout.decode(encoding)

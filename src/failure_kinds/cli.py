@@ -544,9 +544,13 @@ def _run_audit(arguments: argparse.Namespace) -> int:
     if arguments.format == "json":
         write_output(audit.render_json(report))
     else:
-        encoding = getattr(sys.stdout, "encoding", None) or ""
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
         utf8 = encoding.lower().replace("-", "") == "utf8"
-        write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
+        text = audit.render_text(report, bar_character="\u2588" if utf8 else "#")
+        if not utf8:
+            # A value the terminal's encoding cannot show is written escaped, not refused.
+            text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+        write_output(text)
     for note in report.notes:
         _error_line(f"failure-kinds audit: note: {note}")
     for file in report.failed_files:
