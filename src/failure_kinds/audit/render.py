@@ -114,9 +114,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
                 extras.append(f"first seen {shown_location(row.first_seen)}")
             lines.append(row_line(row, "  ".join(extras)))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
-            servers = [
-                f"{printable(server, VALUE_WIDTH)} {count:,}" for server, count in report.namespaces.items()
-            ]
+            servers = [f"{_shown_value(server)} {count:,}" for server, count in report.namespaces.items()]
             if report.namespaces_overflow:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
             lines.append(f"  by server: {', '.join(servers)}")
@@ -144,8 +142,13 @@ def render_text(report: Report, bar_character: str = "#") -> str:
 def _row_label(row: KindRow) -> str:
     if row.value is None:
         return f"(other {row.category} values)"
-    shown = printable(row.value, VALUE_WIDTH)
-    if len(shown) > VALUE_WIDTH:  # plain text, only cut here
+    return _shown_value(row.value)
+
+
+def _shown_value(value: str) -> str:
+    """A value or server name cut to the table's width (plain text is not cut by printable)."""
+    shown = printable(value, VALUE_WIDTH)
+    if len(shown) > VALUE_WIDTH:
         shown = shown[: VALUE_WIDTH - 3] + "..."
     return shown
 
