@@ -215,11 +215,6 @@ class FilePart:
     def copy(self) -> FilePart:
         return FilePart(self.path, self.unit, self.continuation, self.records, self.lines, self.error)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FilePart) and self.to_json() == other.to_json()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
     def __repr__(self) -> str:
         return f"FilePart({self.to_json()!r})"
 
