@@ -21,9 +21,11 @@ counts; build them checked with ``settings_for(field_path, aliases, namespaces)`
   the partial of an iterable of lines (bytes, line ends optional) of the file ``path``.
 - ``audit_file(path, settings, *, start=0, stop=None, pins=None, fast=True) -> PartialReport``: the
   partial of bytes ``start`` to ``stop`` of a plain file (cut at line starts; gzip only whole).
-- ``PartialReport()`` with ``start_file(path, continuation=, unit=)``, ``add_lines(lines)``,
-  ``add_values(values)`` (already decoded: str, None, INVALID, UNPARSEABLE, BLANK; ``unit="row"`` for
-  tables, shown as ``path:row N``) and ``add_error(message)``: for engines that read on their own.
+- ``PartialReport(settings, pins=None, fast=True)`` with ``start_file(path, continuation=, unit=)``,
+  ``add_lines(lines)`` (any lines, or what ``sources.read_batches`` yields: lists of lines, an int for
+  a run of blank lines to pass to ``add_blank(count)``), ``add_values(values)`` (already decoded:
+  str, None, INVALID, UNPARSEABLE, BLANK; ``unit="row"`` for tables, shown as ``path:row N``),
+  ``add_overlong()`` and ``add_error(message)``: for engines that read on their own.
 - ``merge(partials) -> PartialReport`` (in input order) or ``first.merge(later)``: associative; neither
   input changes. A part with ``continuation=True`` continues the previous partial's last file: its line
   numbers (relative to its own start) are shifted by that file's line count so far, so every
