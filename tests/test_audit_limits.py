@@ -148,7 +148,9 @@ def test_long_values_are_kept_cut_with_their_length(tmp_path: Path, stems: list[
     ),
     st.integers(1, 5),
 )
-def test_every_total_adds_up_under_every_cap(tmp_path: Path, values: list[str], limit: int) -> None:
+def test_every_total_adds_up_under_every_cap(
+    small_batches: None, tmp_path: Path, values: list[str], limit: int
+) -> None:
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps({"failure_kind": value}) + "\n" for value in values))
     report = audit.audit(

@@ -566,7 +566,7 @@ class PartialReport:
         limit = self.settings.value_chars
         blank = 0
         new: list[str] = []
-        server_events: list[tuple[int, str, int]] = []
+        server_events: list[tuple[int, str, int, str]] = []
         for value, count in tally.items():
             if type(value) is str:
                 self.with_kind += count
@@ -578,7 +578,7 @@ class PartialReport:
                 else:
                     counts[value] = known + count
                     if categories[value] == NAMESPACED or categories[value] == UNDECLARED:
-                        self._count_server(value, count, values, server_events)
+                        self._count_server(value, count, server_events)
             elif value is None:
                 self.without_kind += count
             elif value is BLANK:
@@ -607,11 +607,19 @@ class PartialReport:
                     category = settings.category(value)
                     values_tally.add_new(key, category, count, location)
                 if category in (NAMESPACED, UNDECLARED):
-                    self._count_server(value, count, values, server_events, first_index[value])
+                    self._count_server(value, count, server_events, first_index[value])
         if server_events:
             servers = self.servers
+            # Where known values of servers not counted yet first occur: found in one pass for all.
+            unplaced = [value for index, _, _, value in server_events if index < 0]
+            if unplaced:
+                found = _first_indexes(values, unplaced)
+                server_events = [
+                    (found[value] if index < 0 else index, server, count, value)
+                    for index, server, count, value in server_events
+                ]
             server_events.sort()
-            for index, server, count in server_events:
+            for index, server, count, _ in server_events:
                 known = servers.counts.get(server)
                 if known is None:
                     servers.add_new(server, SERVER, count, (file_index, line_of(index)))
@@ -623,9 +631,8 @@ class PartialReport:
         self,
         value: str,
         count: int,
-        values: list[object],
-        events: list[tuple[int, str, int]],
-        index: int | None = None,
+        events: list[tuple[int, str, int, str]],
+        index: int = -1,
     ) -> None:
         server = shorten(value.partition(":")[0], self.settings.value_chars)
         servers = self.servers.counts
@@ -633,7 +640,7 @@ class PartialReport:
         if known is not None:
             servers[server] = known + count
         else:  # new here, or past the cap: counted in input order once the batch is through
-            events.append((values.index(value) if index is None else index, server, count))
+            events.append((index, server, count, value))
 
     # Merging
 
