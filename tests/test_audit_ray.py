@@ -79,9 +79,12 @@ def test_ray_gives_the_local_report(cluster: str, dataset: Path) -> None:
 def test_uris_are_read_through_pyarrow_and_past_the_distinct_cap(cluster: str, dataset: Path) -> None:
     uri = f"file://{dataset}"
     inputs = [uri, f"{uri}/g_rows.parquet"]
-    settings = settings_for("failure_kind", distinct_limit=2)
+    settings = settings_for("failure_kind", distinct_limit=2, line_bytes=1000)
     through_uri = render_json(audit_ray(inputs, settings, chunk_bytes=2048))
-    expected = local_report([str(dataset), str(dataset / "g_rows.parquet")], distinct_limit=2)
+    expected = local_report(
+        [str(dataset), str(dataset / "g_rows.parquet")], distinct_limit=2, line_bytes=1000
+    )
+    assert json.loads(expected)["overlong"] == 1  # the 5,000-character value, past the line cap
     assert through_uri == expected.replace(f'"{dataset}/', f'"{uri}/')
     assert json.loads(through_uri)["kinds"][-1]["value"] is None  # an overflow row: the pinned pass ran
 

@@ -17,7 +17,6 @@ import importlib
 import json
 import logging
 
-from .decoding import UNPARSEABLE
 from .errors import AuditError, describe_read_error
 from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, audit_tasks, next_line_start, plan
 from .render import printable
@@ -255,13 +254,14 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
         data = Input(_reader(raw, task.start), raw.close)
     try:
         limit = None if task.stop is None else task.stop - task.start
+        # As the serial engine's reading loop (engine._read) does.
         for lines in read_batches(data, settings.line_bytes, limit):
-            if lines is None:
-                partial.add_values([UNPARSEABLE])
-            elif isinstance(lines, int):
+            if isinstance(lines, int):
                 partial.add_blank(lines)
+            elif lines is None or getattr(lines, "overlong", False):
+                partial.add_overlong()
             else:
-                partial.add_lines(lines)
+                partial.add_read_lines(lines)
     finally:
         data.close()
     if data.error is not None:
