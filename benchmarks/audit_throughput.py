@@ -44,9 +44,12 @@ def peak_rss_kib(command: list[str]) -> int:
 def write_blank(path: Path, size: int, white_space: bool) -> Path:
     """``size`` bytes of blank lines: empty ones, or (``white_space``) with a few holding spaces, tabs and
     carriage returns among them."""
-    block = b"\n" * 4000 + (b"  \n" * 20 + b"\t\r\n" * 20 if white_space else b"")
+    block = (b"\n" * 4000 + (b"  \n" * 20 + b"\t\r\n" * 20 if white_space else b"")) * 64
+    # Written a block at a time: a child process starts with its parent's peak memory on record, so
+    # this process must never hold the whole file, or the memory row would measure it.
     with path.open("wb") as file:
-        file.write(block * (size // len(block) + 1))
+        for _ in range(size // len(block) + 1):
+            file.write(block)
     return path
 
 
