@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
-import timeit
-from collections.abc import Callable
-from typing import Any
 
-from common import Goal, Row, interleaved, median, spread
+from common import Goal, Row, interleaved, median, per_call, spread
 
 import failure_kinds
 from failure_kinds import FAILURE_KINDS, declare_namespace, validate_failure_kind
@@ -48,11 +45,6 @@ def straightforward(name: object) -> object:
         _warned.add(name)
         _logger.warning("unregistered failure kind %r", name)
     return name
-
-
-def per_call(function: Callable[[Any], object], value: object, number: int) -> Callable[[], float]:
-    timer = timeit.Timer("function(value)", globals={"function": function, "value": value})
-    return lambda: timer.timeit(number) / number
 
 
 def measure(quick: bool) -> list[Row]:
