@@ -532,6 +532,7 @@ def _run_audit(arguments: argparse.Namespace) -> int:
             [*getattr(arguments, "ray_paths", []), *arguments.paths],
             jobs=arguments.jobs,
             ray=arguments.ray,
+            tune_memory=True,
             field_path=arguments.field,
             aliases=aliases,
             fast=arguments.decoder != "stdlib",

@@ -43,10 +43,13 @@ def audit_at_scale(
     progress: IO[str] | None = None,
     namespaces: dict[str, tuple[str, ...]] | None = None,
     chunk_bytes: int | None = None,
+    tune_memory: bool = False,
     **caps: int,
 ) -> Report:
     """Audit ``inputs`` with ``jobs`` processes (None: one per available core) or, when ``ray`` is not
-    None, on the Ray cluster at that address ("" : the one ``ray.init()`` finds or starts)."""
+    None, on the Ray cluster at that address ("" : the one ``ray.init()`` finds or starts).
+    ``tune_memory``: keep freed memory in this process (``parallel.keep_freed_memory``), as the command
+    does; a process-wide setting, so off by default for callers."""
     if not inputs:
         raise AuditError("give at least one PATH: a file, a directory, a URI (with --ray) or - for stdin")
     if jobs is not None and jobs < 1:
@@ -62,8 +65,10 @@ def audit_at_scale(
         return audit_ray(
             inputs, settings, address=ray or None, fast=fast, progress=progress, chunk_bytes=chunk_bytes
         )
-    from .parallel import audit_parallel
+    from .parallel import audit_parallel, keep_freed_memory
 
+    if tune_memory:
+        keep_freed_memory()
     return audit_parallel(
         inputs,
         settings,
