@@ -275,3 +275,14 @@ def test_names_and_reasons_of_broken_files_reach_stderr_escaped(tmp_path: Path, 
     assert result.returncode == 2
     assert "\x1b" not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_auditing_parquet_does_not_import_pandas() -> None:
+    # An Arrow scalar made from a Python value imports pandas, a tenth of a second of a run this short.
+    code = (
+        "import sys; from failure_kinds.cli import main; "
+        f"main(['audit', {str(EXAMPLE)!r}, '--format', 'json']); "
+        "print('pandas' in sys.modules, file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.stderr == "False\n"

@@ -123,7 +123,7 @@ def add_parquet(
             for group in groups:
                 rows = int(file.metadata.row_group(group).num_rows)
                 for offset in range(0, rows, BATCH_ROWS):
-                    _add(partial, {None: min(BATCH_ROWS, rows - offset)}, lambda value: 0)
+                    _add(partial, {None: min(BATCH_ROWS, rows - offset)}, {None: 0})
             return
         for batch in file.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=[column]):
             if not batch.num_rows:
@@ -131,8 +131,8 @@ def add_parquet(
             values: Any = batch.column(0)
             for segment in segments[1:]:
                 values = compute.struct_field(values, segment)
-            counts, first_index = _tally(pa, compute, values)
-            _add(partial, counts, first_index)
+            counts, firsts = _tally(pa, compute, values)
+            _add(partial, counts, firsts)
     except AuditError:
         raise
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
@@ -154,61 +154,68 @@ def _column_path(pa: Any, schema: Any, segments: list[str]) -> str | None:
     return ".".join(segments)
 
 
-def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], Callable[[object], int]]:
-    """Counts per value in one batch (str, None, INVALID, UNPARSEABLE) and where each first occurs."""
+def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
+    """Counts per value in one batch (str, None, INVALID, UNPARSEABLE) and the row where each first
+    occurs, from Arrow kernels alone: an Arrow scalar made from a Python value (as ``compute.index``
+    makes one) imports pandas, a tenth of a second."""
     kind: Any = values.type
     rows: int = len(values)
     nulls: int = values.null_count
-
-    def first_null(_: object) -> int:
-        return int(compute.index(compute.is_null(values), True).as_py())
-
     if pa.types.is_null(kind) or nulls == rows:
-        return {None: rows}, first_null
+        return {None: rows}, {None: 0}
+    firsts: dict[object, int] = {}
+    if nulls:
+        firsts[None] = _first_true(compute, compute.is_null(values))
     if pa.types.is_dictionary(kind) and _is_text(pa, kind.value_type):
-        indices, dictionary = values.indices, values.dictionary
-    elif _is_text(pa, kind):
-        encoded: Any = compute.dictionary_encode(values)
-        indices, dictionary = encoded.indices, encoded.dictionary
-    else:
+        values = values.dictionary_decode()  # its codes are in no useful order; ours will be
+        kind = values.type
+    if not _is_text(pa, kind):
         counts: dict[object, int] = {INVALID: rows - nulls}
         if nulls:
             counts[None] = nulls
-
-        def first_valid(value: object) -> int:
-            if value is None:
-                return first_null(value)
-            return int(compute.index(compute.is_valid(values), True).as_py())
-
-        return counts, first_valid
+        firsts[INVALID] = _first_true(compute, compute.is_valid(values))
+        return counts, firsts
+    encoded: Any = compute.dictionary_encode(values)
+    indices: Any = encoded.indices
     try:
-        words: list[str | None] = dictionary.to_pylist()
+        words: list[str] = encoded.dictionary.to_pylist()
     except Exception:  # text that is not UTF-8: decided row by row
         return _row_by_row(pa, values)
-    tally = compute.value_counts(indices)
+    tally: Any = compute.value_counts(indices)
     codes: list[int | None] = tally.field(0).to_pylist()
     numbers: list[int] = tally.field(1).to_pylist()
+    starts = _code_starts(pa, compute, indices)
     counts = {}
-    code_of: dict[object, list[int]] = {}
     for code, count in zip(codes, numbers, strict=True):
-        value = None if code is None else words[code]
-        counts[value] = counts.get(value, 0) + count
-        if code is not None:
-            code_of.setdefault(value, []).append(code)
+        if code is None:
+            counts[None] = counts.get(None, 0) + count
+        else:
+            counts[words[code]] = count  # dictionary_encode's dictionary holds each value once
+            firsts[words[code]] = starts[code]
+    return counts, firsts
 
-    def first_index(value: object) -> int:
-        if value is None:
-            return first_null(value)
-        return min(int(compute.index(indices, code).as_py()) for code in code_of[value])
 
-    return counts, first_index
+def _first_true(compute: Any, mask: Any) -> int:
+    return int(compute.indices_nonzero(mask)[0].as_py())
+
+
+def _code_starts(pa: Any, compute: Any, indices: Any) -> list[int]:
+    """Where each code of a ``dictionary_encode`` first occurs, by code. The encoding numbers values in
+    the order they first appear, so code k first occurs where the running maximum of the codes (nulls
+    taken as -1) rises to k."""
+    minus_one_at_nulls = compute.negate(compute.cast(compute.is_null(indices), pa.int32()))
+    running: Any = compute.cumulative_max(compute.coalesce(indices, minus_one_at_nulls))
+    rises: list[int] = compute.indices_nonzero(compute.not_equal(running[1:], running[:-1])).to_pylist()
+    starts = [0] if running[0].as_py() >= 0 else []
+    starts.extend(position + 1 for position in rises)
+    return starts
 
 
 def _is_text(pa: Any, kind: Any) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
 
 
-def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], Callable[[object], int]]:
+def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
     raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
     decoded: list[object] = []
     for item in raw:
@@ -219,17 +226,19 @@ def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], Callable[[obje
             decoded.append(item.decode("utf-8"))
         except UnicodeDecodeError:
             decoded.append(UNPARSEABLE)
-    return dict(Counter(decoded)), decoded.index
+    firsts: dict[object, int] = {}
+    for position, value in enumerate(decoded):
+        firsts.setdefault(value, position)
+    return dict(Counter(decoded)), firsts
 
 
-def _add(partial: PartialReport, counts: dict[object, int], first_index: Callable[[object], int]) -> None:
+def _add(partial: PartialReport, counts: dict[object, int], firsts: dict[object, int]) -> None:
     """Count one batch: through the partial's counted entry point when it has one, else row by row."""
     add_counts: Any = getattr(partial, "add_counts", None)
     rows = sum(counts.values())
     if add_counts is not None:
-        add_counts(counts, first_index, rows)
+        add_counts(counts, firsts.__getitem__, rows)
         return
-    firsts = {value: first_index(value) for value in counts}
     partial.add_values(rows_in_order(counts, firsts.__getitem__, rows))
 
 
