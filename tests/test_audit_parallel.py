@@ -33,6 +33,7 @@ from failure_kinds.audit.parallel import (
     plan,
     run_task,
 )
+from failure_kinds.audit.report import Report
 from failure_kinds.audit.sources import expand_inputs
 from failure_kinds.audit.state import AuditSettings
 
@@ -331,3 +332,35 @@ def test_freed_memory_is_kept_for_the_next_buffer_instead_of_faulted_in_afresh()
     # glibc maps a buffer this large afresh each time by default; tuned, the first one's pages serve all.
     assert page_faults("default") > 4 * pages
     assert page_faults("tuned") < 2 * pages
+
+
+def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dying: set[int]) -> Report:
+    """Two copies of a file cut into ranges, where the workers running the ``dying`` tasks die."""
+    import failure_kinds.audit.parallel as parallel
+
+    path = write_big(tmp_path / "big.jsonl", 400)
+    run_task_json = parallel.run_task_json
+
+    def crashing(task_json: str, *arguments: object) -> str:
+        if json.loads(task_json)["index"] in dying:
+            os._exit(3)  # as a worker killed by the kernel would, with nothing sent back
+        return run_task_json(task_json, *arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "run_task_json", crashing)  # the forked workers inherit it
+    return audit_parallel([str(path), str(path)], settings_for("failure_kind"), jobs=2, chunk_bytes=20_000)
+
+
+def test_a_worker_that_dies_fails_its_range_and_the_others_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = audit_with_dying_workers(tmp_path, monkeypatch, {2})
+    assert [file.error for file in report.files] == ["a worker process died", None]
+    assert 0 < report.files[0].records < report.files[1].records  # only the lost range is missing
+
+
+def test_when_every_worker_dies_every_range_left_fails_and_nothing_hangs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = audit_with_dying_workers(tmp_path, monkeypatch, {1, 2})
+    assert [file.error for file in report.files] == ["a worker process died"] * 2
+    assert report.files[1].records == 0

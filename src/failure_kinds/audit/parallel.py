@@ -12,6 +12,7 @@ process: with one of them among the inputs, or with one job, everything is audit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -25,6 +26,7 @@ from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import deque
     from collections.abc import Callable, Iterable, Sequence
     from typing import IO, Final
 
@@ -342,7 +344,7 @@ def audit_parallel(
     if serial or any(task.kind == STREAM for task in tasks):
         merged = audit_serial(sources, settings, fast=fast, progress=progress)
     else:
-        runner = _pool_runner(jobs, fast)
+        runner = _fork_runner(jobs, fast) if sys.platform == "linux" else _pool_runner(jobs, fast)
         merged = audit_tasks(tasks, settings, runner, progress)
     report = merged.report()
     report.notes = notes
@@ -383,6 +385,162 @@ def _pool_runner(
         return merge.result(settings)
 
     return run
+
+
+def _fork_runner(
+    jobs: int, fast: bool
+) -> Callable[[Sequence[Task], AuditSettings, Pins | None, ByteProgress], PartialReport]:
+    """Worker processes forked directly, each fed one task at a time through a pipe: what the process
+    pool does, without its 20 ms of imports and set-up (3% of the benchmark file's run). Linux only."""
+
+    def run(
+        tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+    ) -> PartialReport:
+        import select
+        from collections import deque
+
+        settings_json = json.dumps(settings.to_json())
+        pins_json = None if pins is None else json.dumps(pins.to_json())
+        merge = OrderedMerge()
+        pending = deque(range(len(tasks)))
+        workers: dict[int, _Worker] = {}  # by the descriptor their results arrive on
+        try:
+            for _ in range(min(jobs, len(tasks))):
+                worker = _Worker.start(tasks, settings_json, pins_json, fast, list(workers.values()))
+                workers[worker.results] = worker
+                worker.take(pending)
+            while True:
+                busy = [fd for fd, worker in workers.items() if worker.task is not None]
+                if not busy:
+                    break
+                ready, _, _ = select.select(busy, [], [])
+                for fd in ready:
+                    worker = workers[fd]
+                    index = worker.task
+                    if index is None:
+                        continue
+                    text = worker.receive()
+                    if text is None:  # the worker died: its task fails, the others take the rest
+                        merge.add(index, failed_partial(tasks[index], settings, "a worker process died"))
+                        continue
+                    merge.add(index, PartialReport.from_json(json.loads(text)))
+                    meter.advance(tasks[index].size)
+                    worker.take(pending)
+            for index in pending:  # left over only when every worker died
+                merge.add(index, failed_partial(tasks[index], settings, "a worker process died"))
+        finally:
+            for worker in workers.values():
+                worker.stop()
+        return merge.result(settings)
+
+    return run
+
+
+class _Worker:
+    """One forked worker: task numbers go in through one pipe, partial reports (as JSON) come back
+    through the other, each behind its length."""
+
+    def __init__(self, pid: int, tasks: int, results: int) -> None:
+        self.pid: int = pid
+        self.tasks: int = tasks
+        self.results: int = results
+        self.task: int | None = None
+        self.alive: bool = True
+
+    @classmethod
+    def start(
+        cls,
+        tasks: Sequence[Task],
+        settings_json: str,
+        pins_json: str | None,
+        fast: bool,
+        others: list[_Worker],
+    ) -> _Worker:
+        task_read, task_write = os.pipe()
+        result_read, result_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: serve tasks until the pipe closes, then leave without cleanup
+            code = 0
+            try:
+                os.close(task_write)
+                os.close(result_read)
+                for other in others:
+                    os.close(other.tasks)
+                    os.close(other.results)
+                keep_freed_memory()
+                _serve(task_read, result_write, tasks, settings_json, pins_json, fast)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(task_read)
+        os.close(result_write)
+        return cls(pid, task_write, result_read)
+
+    def take(self, pending: deque[int]) -> None:
+        """Hand this worker the next pending task, if any (and while it lives)."""
+        self.task = None
+        while self.alive and pending:
+            index = pending.popleft()
+            try:
+                os.write(self.tasks, index.to_bytes(8, "little"))
+            except OSError:  # it died: the task goes back for another worker
+                self.alive = False
+                pending.appendleft(index)
+                return
+            self.task = index
+            return
+
+    def receive(self) -> str | None:
+        """The result of the task in hand, or None when the worker died instead."""
+        header = _read_exactly(self.results, 8)
+        body = None if header is None else _read_exactly(self.results, int.from_bytes(header, "little"))
+        if body is None:
+            self.alive = False
+            self.task = None
+            return None
+        return body.decode()
+
+    def stop(self) -> None:
+        """Close its pipes (it leaves when it reads their end) and wait for it."""
+        for fd in (self.tasks, self.results):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _serve(
+    task_read: int,
+    result_write: int,
+    tasks: Sequence[Task],
+    settings_json: str,
+    pins_json: str | None,
+    fast: bool,
+) -> None:
+    while True:
+        header = _read_exactly(task_read, 8)
+        if header is None:
+            return
+        task = tasks[int.from_bytes(header, "little")]
+        result = run_task_json(json.dumps(task.to_json()), settings_json, pins_json, fast).encode()
+        message = len(result).to_bytes(8, "little") + result
+        view = memoryview(message)
+        while view:
+            written = os.write(result_write, view)
+            view = view[written:]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``, or None when it ends first."""
+    parts: list[bytes] = []
+    while size:
+        part = os.read(fd, min(size, 1 << 20))
+        if not part:
+            return None
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
 
 
 # mallopt's parameter numbers (glibc's malloc.h).
