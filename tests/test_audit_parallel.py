@@ -364,3 +364,12 @@ def test_when_every_worker_dies_every_range_left_fails_and_nothing_hangs(
     report = audit_with_dying_workers(tmp_path, monkeypatch, {1, 2})
     assert [file.error for file in report.files] == ["a worker process died"] * 2
     assert report.files[1].records == 0
+
+
+def test_the_process_pool_used_off_linux_gives_the_one_pass_report_too(tmp_path: Path) -> None:
+    from failure_kinds.audit.parallel import _pool_runner
+
+    path = write_big(tmp_path / "big.jsonl", 300)
+    tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
+    merged = audit_tasks(tasks, settings_for("failure_kind"), _pool_runner(2, True), None)
+    assert render_json(merged.report()) == one_pass([str(path)])
