@@ -313,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="audit as Ray tasks on the cluster at ADDRESS (auto, ray://HOST:PORT, HOST:PORT; default: "
         "the one ray.init() finds, else a local one); paths may be URIs such as s3://bucket/logs/ "
-        "(pip install failure-kinds[ray])",
+        "(needs the ray extra; see the README's Install)",
     )
     audit.add_argument(
         "--max-line-bytes",
