@@ -71,7 +71,8 @@ def jsonl_files(draw: st.DrawFn) -> bytes:
     lines = draw(st.lists(line_strategy, max_size=40))
     ending = draw(st.sampled_from([b"\n", b"\r\n"]))
     body = ending.join(lines)
-    if lines and draw(st.booleans()):
+    trailing = draw(st.booleans())
+    if lines and trailing:
         body += ending  # a trailing line end, or not
     if draw(st.booleans()):
         body = b"\xef\xbb\xbf" + body
@@ -95,7 +96,7 @@ def one_pass(inputs: list[str], **caps: int) -> str:
 
 
 def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
-    settings = settings_for("failure_kind", **caps)
+    settings = settings_for("failure_kind", None, None, **caps)
     tasks = plan(expand_inputs(inputs, []), 2, chunk_bytes)
     return render_json(audit_tasks(tasks, settings, run_here, None).report())
 

@@ -3,11 +3,13 @@ broken file named with exit 2."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +72,7 @@ def write_both(
 
 
 def run_here(
-    tasks: list[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+    tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
 ) -> PartialReport:
     merge = OrderedMerge()
     for task in reversed(tasks):
@@ -181,7 +183,7 @@ def test_a_dotted_field_goes_into_struct_columns(tmp_path: Path) -> None:
 def test_the_example_counts_like_the_json_lines_example_it_was_made_from(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     try:
-        import make_parquet_example
+        make_parquet_example: Any = importlib.import_module("make_parquet_example")
     finally:
         sys.path.pop(0)
     fresh = make_parquet_example.write(tmp_path / "fresh.parquet")

@@ -31,9 +31,9 @@ ROOT = Path(__file__).parent.parent
 def cluster() -> Iterator[str]:
     """A local Ray instance of two CPUs; its address, for the command to connect to."""
     os.environ["RAY_DATA_DISABLE_PROGRESS_BARS"] = "1"
-    context = ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
-        yield str(context.address_info["address"])
+        yield str(ray.get_runtime_context().gcs_address)
     finally:
         ray.shutdown()
 
@@ -59,7 +59,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def local_report(inputs: list[str], **caps: int) -> str:
-    return render_json(audit_parallel(inputs, settings_for("failure_kind", **caps), jobs=1))
+    return render_json(audit_parallel(inputs, settings_for("failure_kind", None, None, **caps), jobs=1))
 
 
 def test_ray_gives_the_local_report(cluster: str, dataset: Path) -> None:
