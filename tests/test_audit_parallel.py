@@ -348,7 +348,8 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
         return run_task_json(task_json, *arguments)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parallel, "run_task_json", crashing)  # the forked workers inherit it
-    return audit_parallel([str(path), str(path)], settings_for("failure_kind"), jobs=2, chunk_bytes=20_000)
+    tasks = plan(expand_inputs([str(path), str(path)], []), 2, 20_000)
+    return audit_tasks(tasks, settings_for("failure_kind"), parallel._fork_runner(2, True), None).report()
 
 
 def test_a_worker_that_dies_fails_its_range_and_the_others_finish(
@@ -367,10 +368,29 @@ def test_when_every_worker_dies_every_range_left_fails_and_nothing_hangs(
     assert report.files[1].records == 0
 
 
-def test_the_process_pool_used_off_linux_gives_the_one_pass_report_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_the_process_pools_give_the_one_pass_report_too(tmp_path: Path, method: str) -> None:
     from failure_kinds.audit.parallel import _pool_runner
 
     path = write_big(tmp_path / "big.jsonl", 300)
     tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
-    merged = audit_tasks(tasks, settings_for("failure_kind"), _pool_runner(2, True), None)
+    merged = audit_tasks(tasks, settings_for("failure_kind"), _pool_runner(2, True, method), None)
     assert render_json(merged.report()) == one_pass([str(path)])
+
+
+def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
+    import threading
+
+    from failure_kinds.audit.parallel import _runner_for
+
+    probe = "from failure_kinds.audit.parallel import _runner_for; print(_runner_for(2, True).__qualname__)"
+    alone = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert alone.stdout == "_fork_runner.<locals>.run\n"
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert _runner_for(2, True).__qualname__ == "_pool_runner.<locals>.run"
+    finally:
+        stop.set()
+        other.join()

@@ -344,24 +344,39 @@ def audit_parallel(
     if serial or any(task.kind == STREAM for task in tasks):
         merged = audit_serial(sources, settings, fast=fast, progress=progress)
     else:
-        runner = _fork_runner(jobs, fast) if sys.platform == "linux" else _pool_runner(jobs, fast)
+        runner = _runner_for(jobs, fast)
         merged = audit_tasks(tasks, settings, runner, progress)
     report = merged.report()
     report.notes = notes
     return report
 
 
-def _pool_runner(
+def _runner_for(
     jobs: int, fast: bool
 ) -> Callable[[Sequence[Task], AuditSettings, Pins | None, ByteProgress], PartialReport]:
+    """Forked workers when that is safe: on Linux, in a process with no other thread (pyarrow, once a
+    Parquet file was planned, runs a thread pool that could hold a lock as the fork copies it)."""
+    if sys.platform != "linux":
+        return _pool_runner(jobs, fast, "spawn")
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = 2
+    return _fork_runner(jobs, fast) if threads == 1 else _pool_runner(jobs, fast, "forkserver")
+
+
+def _pool_runner(
+    jobs: int, fast: bool, method: str = "spawn"
+) -> Callable[[Sequence[Task], AuditSettings, Pins | None, ByteProgress], PartialReport]:
+    """A process pool whose workers start by ``method``: spawn off Linux, forkserver in a process whose
+    other threads could hold a lock at the moment of a fork."""
+
     def run(
         tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
         import concurrent.futures
         import multiprocessing
 
-        # fork starts a worker in milliseconds with everything imported; elsewhere spawn is the safe choice.
-        method = "fork" if sys.platform == "linux" else "spawn"
         settings_json = json.dumps(settings.to_json())
         pins_json = None if pins is None else json.dumps(pins.to_json())
         merge = OrderedMerge()
