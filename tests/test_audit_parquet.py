@@ -288,3 +288,20 @@ def test_auditing_parquet_does_not_import_pandas() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.stderr == "False\n"
+
+
+def test_directories_give_their_parquet_files_in_the_same_sorted_walk(tmp_path: Path) -> None:
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
+    (tmp_path / "nested" / "b.parquet").write_bytes(EXAMPLE.read_bytes())
+    (tmp_path / "nested" / "c.jsonl").write_text('{"failure_kind": "judge_faild"}\n')
+    (tmp_path / "nested" / "d.txt").write_text("not an input\n")
+    report = json.loads(cli(str(tmp_path), "--format", "json").stdout)
+    names = ["a.jsonl", "nested/b.parquet", "nested/c.jsonl"]
+    assert [file["path"] for file in report["files"]] == [str(tmp_path / name) for name in names]
+    assert report["records"] == 1 + 357 + 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli(str(empty))
+    note = "no *.jsonl, *.jsonl.gz or *.parquet files in this directory"
+    assert result.stderr == f"failure-kinds audit: note: {empty}: {note}\n"

@@ -18,9 +18,20 @@ import json
 import logging
 
 from .errors import AuditError, describe_read_error
-from .parallel import GZIP, LINES, PARQUET, STREAM, OrderedMerge, Task, audit_tasks, next_line_start, plan
+from .parallel import (
+    GZIP,
+    LINES,
+    PARQUET,
+    STREAM,
+    OrderedMerge,
+    Task,
+    audit_tasks,
+    expand_with_parquet,
+    next_line_start,
+    plan,
+)
 from .render import printable
-from .sources import GZIP_MAGIC, STDIN, Input, expand_inputs, read_batches
+from .sources import GZIP_MAGIC, STDIN, Input, read_batches
 from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
@@ -35,8 +46,8 @@ if TYPE_CHECKING:
 INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): pip install failure-kinds[ray]"
 )
-# What a directory URI gives, as a local directory does (see sources.expand_inputs).
-SUFFIXES: Final = (".jsonl", ".jsonl.gz")
+# What a directory URI gives, as a local directory does (see parallel.expand_with_parquet).
+SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
 
@@ -144,7 +155,7 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
         planned = (
             _plan_uri(item, notes, chunk_bytes)
             if is_uri(item)
-            else plan(expand_inputs([item], notes), 1, chunk_bytes)
+            else plan(expand_with_parquet([item], notes), 1, chunk_bytes)
         )
         for task in planned:
             tasks.append(
@@ -177,7 +188,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
                 if entry.type == fs.FileType.File and str(entry.path).endswith(SUFFIXES)
             )
             if not found:
-                notes.append(f"{printable(uri)}: no *.jsonl or *.jsonl.gz files under this URI")
+                notes.append(f"{printable(uri)}: no *.jsonl, *.jsonl.gz or *.parquet files under this URI")
             files = [(scheme + name, name) for name in found]
         else:
             files = [(uri, path)]
