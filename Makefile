@@ -21,7 +21,7 @@ test: lint $(PYTHONS:%=$(VENV)/%/installed)
 		echo "== pytest on Python $$version"; \
 		$(VENV)/$$version/bin/python -m pytest; \
 	done
-	$(MAKE) bench-quick
+	$(MAKE) --no-print-directory bench-quick
 
 # Measurements against their baselines; see benchmarks/run.py. The quick run only checks they run.
 bench: $(MAIN)/installed
