@@ -4,6 +4,7 @@ inputs that cannot seek, directory walks. Each total must still add up and every
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import threading
@@ -41,10 +42,10 @@ def expected(lines: list[bytes], line_bytes: int) -> list[tuple[int, str]]:
     """(line number, what it counts as) for every non-blank line."""
     outcome: list[tuple[int, str]] = []
     for number, line in enumerate(lines, start=1):
+        if not line.strip(b" \t\r\x0b\x0c"):
+            continue  # white space only: blank whatever its length, never over the cap
         if len(line) > line_bytes:
             outcome.append((number, "unparseable"))
-        elif not line.strip(b" \t\r\x0b\x0c"):
-            continue
         else:
             try:
                 document = json.loads(line)
@@ -70,6 +71,10 @@ line_pieces = st.one_of(
     st.integers(0, 60).map(
         lambda size: json.dumps({"failure_kind": "cancelled", "pad": "z" * size}).encode()
     ),
+    # White space longer than the cap, wherever a read starts or ends in it.
+    st.tuples(st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b" \x0c"]), st.integers(1, 90)).map(
+        lambda piece: piece[0] * piece[1]
+    ),
 )
 
 
@@ -87,7 +92,11 @@ def test_line_cap_blank_runs_and_locations(
     assert report.invalid == sum(1 for _, what in model if what == "invalid")
     first_unparseable = next((number for number, what in model if what == "unparseable"), None)
     assert report.first_unparseable == (None if first_unparseable is None else f"{path}:{first_unparseable}")
-    overlong = [number for number, line in enumerate(lines, start=1) if len(line) > line_bytes]
+    overlong = [
+        number
+        for number, line in enumerate(lines, start=1)
+        if len(line) > line_bytes and line.strip(b" \t\r\x0b\x0c")
+    ]
     assert report.overlong == len(overlong)
     assert report.first_overlong == (f"{path}:{overlong[0]}" if overlong else None)
     first_invalid = next((number for number, what in model if what == "invalid"), None)
@@ -110,6 +119,30 @@ def test_a_line_over_the_cap_is_never_held(tmp_path: Path) -> None:
     assert (report.records, report.unparseable, report.first_unparseable) == (3, 1, f"{path}:2")
     assert (report.overlong, report.first_overlong) == (1, f"{path}:2")
     assert report.unregistered[0].first_seen == f"{path}:3"
+
+
+@pytest.mark.parametrize("blank", [b" ", b"\t\r", b"\x0b\x0c "])
+@pytest.mark.parametrize("newline", [b"\n", b""])
+def test_white_space_over_the_cap_is_blank_in_every_reader(
+    tmp_path: Path, blank: bytes, newline: bytes
+) -> None:
+    """White space of many reads is one blank line, never over the cap: read in one pass, from a byte
+    range that starts with it or one that starts before it, and as lines given to audit_lines."""
+    path = tmp_path / "a.jsonl"
+    spaces = blank * ((3 << 20) // len(blank))
+    first = b'{"failure_kind": "cancelled"}\n'
+    path.write_bytes(first + spaces + b"\n" + b'{"failure_kind": "judge_faild"}\n' + spaces + newline)
+    report = audit.audit([str(path)], line_bytes=1 << 20)
+    assert (report.records, report.unparseable, report.overlong) == (2, 0, 0)
+    assert report.unregistered[0].first_seen == f"{path}:3"
+    settings = audit.settings_for(line_bytes=1 << 20)
+    whole = audit.audit_file(str(path), settings)
+    split = audit.audit_file(str(path), settings, stop=len(first)).merge(
+        audit.audit_file(str(path), settings, start=len(first))
+    )
+    lines = audit.audit_lines(io.BytesIO(path.read_bytes()).readlines(), str(path), settings)
+    for partial in (whole, split, lines):
+        assert render_json(partial.report()) == render_json(report)
 
 
 @HYPOTHESIS

@@ -58,6 +58,8 @@ LINE_POOL = [
     b'{"failure_kind": "caf\xc3\xa9"}',
     b'{"failure_kind": "' + b"y" * 300 + b'"}',
     b'  {"failure_kind": "shutdown"}  ',
+    b" " * 50,  # white space over the 40-byte cap: blank wherever a range starts
+    b"\t \x0c" * 80,
 ]
 
 distinct_lines = st.text(alphabet="abcdefgh_:", min_size=1, max_size=6).map(

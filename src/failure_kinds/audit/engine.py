@@ -5,7 +5,7 @@ from __future__ import annotations
 from .aliases import check_aliases
 from .errors import AuditError, describe_read_error
 from .progress import Progress
-from .sources import BATCH_BYTES, Source, expand_inputs, open_source, read_batches
+from .sources import BATCH_BYTES, Input, Source, expand_inputs, open_source, read_batches
 from .state import AuditSettings, PartialReport
 
 TYPE_CHECKING = False
@@ -103,14 +103,26 @@ class Auditor:
 def _read(
     partial: PartialReport, source: Source, start: int, stop: int | None, progress: Progress | None
 ) -> None:
-    part = partial.files[-1]
     try:
         data = open_source(source, start)
     except OSError as error:
         partial.add_error(describe_read_error(error))
         return
+    count_input(partial, data, None if stop is None else stop - start, progress, source.display)
+
+
+def count_input(
+    partial: PartialReport,
+    data: Input,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    display: str = "",
+) -> None:
+    """Count the lines of ``data`` (at most ``limit`` bytes) into the current file of ``partial``, then
+    close it; a read error ends the data and is noted on the file. Every engine that reads JSON Lines
+    reads them through this (the serial and ``--jobs`` engines here, Ray's tasks on their nodes)."""
+    part = partial.files[-1]
     try:
-        limit = None if stop is None else stop - start
         for lines in read_batches(data, partial.settings.line_bytes, limit):
             if isinstance(lines, int):
                 partial.add_blank(lines)
@@ -119,7 +131,7 @@ def _read(
             else:
                 partial.add_read_lines(lines)
             if progress is not None:
-                progress.update(source.display, part.records)
+                progress.update(display, part.records)
     finally:
         data.close()
         if progress is not None:

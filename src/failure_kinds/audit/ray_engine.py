@@ -17,6 +17,7 @@ import importlib
 import json
 import logging
 
+from .engine import count_input
 from .errors import AuditError, describe_read_error
 from .parallel import (
     GZIP,
@@ -31,7 +32,7 @@ from .parallel import (
     plan,
 )
 from .render import printable
-from .sources import GZIP_MAGIC, STDIN, Input, read_batches
+from .sources import GZIP_MAGIC, STDIN, Input
 from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
@@ -263,20 +264,7 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
         data = Input(unzipped.read1, close_both)
     else:
         data = Input(_reader(raw, task.start), raw.close)
-    try:
-        limit = None if task.stop is None else task.stop - task.start
-        # As the serial engine's reading loop (engine._read) does.
-        for lines in read_batches(data, settings.line_bytes, limit):
-            if isinstance(lines, int):
-                partial.add_blank(lines)
-            elif lines is None or getattr(lines, "overlong", False):
-                partial.add_overlong()
-            else:
-                partial.add_read_lines(lines)
-    finally:
-        data.close()
-    if data.error is not None:
-        partial.add_error(describe_read_error(data.error))
+    count_input(partial, data, None if task.stop is None else task.stop - task.start)
     return partial
 
 

@@ -203,12 +203,14 @@ def read_batches(
 
     An ``overlong_line()`` (``Lines`` with ``overlong`` set) stands for one line longer than
     ``line_bytes``, skipped as it streams past and never held whole; an int for that many blank lines in
-    a row, counted without making a line of each. Reads at most ``limit`` bytes when given. Only
-    b"\\n" ends a line. PartialReport.add_lines takes every list this yields.
+    a row, counted without making a line of each. A line of white space only is blank whatever its
+    length: it holds no record, so the cap never makes it unparseable. Reads at most ``limit`` bytes when
+    given. Only b"\\n" ends a line. PartialReport.add_lines takes every list this yields.
     """
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
     skipping = False  # inside an overlong line: discard until its newline
+    skipped_blank = False  # while skipping: the line so far is white space only
     while limit is None or limit > 0:
         chunk = data.read(BATCH_BYTES if limit is None else min(BATCH_BYTES, limit))
         if not chunk:
@@ -219,20 +221,26 @@ def read_batches(
         if skipping or pending:
             end = chunk.find(b"\n")
             if end < 0:
-                if not skipping:
+                if skipping:
+                    skipped_blank = skipped_blank and chunk.isspace()
+                else:
                     pending.append(chunk)
                     pending_size += len(chunk)
                     if pending_size > line_bytes:
+                        skipped_blank = all(map(bytes.isspace, pending))
                         pending, pending_size, skipping = [], 0, True
                 continue
             if skipping:
                 skipping = False
-                yield overlong_line()
+                yield 1 if skipped_blank and (end == 0 or chunk[:end].isspace()) else overlong_line()
             else:
                 pending.append(chunk[: end + 1])
                 joined = b"".join(pending)  # the line that ``pending`` began, now complete
                 pending, pending_size = [], 0
-                yield overlong_line() if len(joined) - 1 > line_bytes else [joined]
+                if len(joined) - 1 <= line_bytes:
+                    yield [joined]
+                else:
+                    yield 1 if joined.isspace() else overlong_line()
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
@@ -255,7 +263,7 @@ def read_batches(
         if lines and not lines[-1].endswith(b"\n"):
             tail = lines.pop()
             if len(tail) > line_bytes:
-                skipping = True
+                skipping, skipped_blank = True, tail.isspace()
             else:
                 pending, pending_size = [tail], len(tail)
         if lines:
@@ -264,16 +272,19 @@ def read_batches(
             else:
                 yield lines
     if skipping:
-        yield overlong_line()
+        yield 1 if skipped_blank else overlong_line()
     elif pending:
         line = b"".join(pending)
-        yield overlong_line() if len(line) > line_bytes else [line]
+        if len(line) <= line_bytes:
+            yield [line]
+        else:
+            yield 1 if line.isspace() else overlong_line()
 
 
 def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[bytes]]:
     start = 0
     for index, line in enumerate(lines):
-        if len(line) - line.endswith(b"\n") > line_bytes:
+        if len(line) - line.endswith(b"\n") > line_bytes and not line.isspace():
             if index > start:
                 yield lines[start:index]
             yield overlong_line()

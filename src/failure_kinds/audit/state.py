@@ -474,12 +474,17 @@ class PartialReport:
 
     def add_lines(self, lines: list[bytes]) -> None:
         """Decode and count the next lines of the current file: one line each, with or without its line
-        end. A line longer than the line cap counts as unparseable."""
+        end. A line longer than the line cap counts as unparseable, unless it is white space only: a
+        blank line whatever its length, as the readers count it."""
         if not lines:
             return
         cap = self.settings.line_bytes
         if max(map(len, lines)) > cap:
-            overlong = [index for index, line in enumerate(lines) if len(line) - line.endswith(b"\n") > cap]
+            overlong = [
+                index
+                for index, line in enumerate(lines)
+                if len(line) - line.endswith(b"\n") > cap and not line.isspace()
+            ]
             if overlong:
                 start = 0
                 for index in overlong:
