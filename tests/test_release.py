@@ -114,6 +114,14 @@ def test_install_section_has_every_way_in() -> None:
     assert "not yet published to a package index" in README
 
 
+def test_no_instruction_installs_from_an_index_by_name() -> None:
+    """Until the package is on an index, `pip install failure-kinds` (with or without extras) fails; the
+    README says so once and otherwise installs from a clone, a wheel or a URL."""
+    by_name = re.findall(r"pip install ['\"]?failure-kinds\b(?!\S* @)", README)
+    assert by_name == ["pip install failure-kinds"]
+    assert "`pip install failure-kinds` does not work yet" in README
+
+
 @pytest.mark.parametrize("block", INSTALL_BLOCKS, ids=lambda block: block.splitlines()[-1][:40])
 def test_readme_install_commands_work(block: str, clone: Path, tmp_path: Path) -> None:
     """Each block in a fresh virtual environment, in the clone, as a user would paste it."""
