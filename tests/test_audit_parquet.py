@@ -244,7 +244,7 @@ def test_without_pyarrow_a_parquet_input_is_a_usage_error_saying_what_to_install
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
-    assert "pip install failure-kinds[parquet]" in result.stderr
+    assert "pip install '.[parquet]' in a clone of failure-kinds" in result.stderr
 
 
 def test_text_that_is_not_utf8_is_unparseable_at_its_row(tmp_path: Path) -> None:

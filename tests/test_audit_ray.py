@@ -180,7 +180,7 @@ def test_without_ray_the_option_is_a_usage_error_saying_what_to_install(tmp_path
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("failure-kinds audit: error: --ray needs Ray, the ray extra")
-    assert result.stderr.endswith(": pip install failure-kinds[ray]\n")
+    assert result.stderr.endswith(": pip install '.[ray]' in a clone of failure-kinds\n")
 
 
 def test_a_uri_pyarrow_cannot_open_is_one_escaped_line() -> None:

@@ -295,8 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--decoder",
         choices=["auto", "stdlib", "msgspec"],
         default="auto",
-        help="JSON decoder: msgspec when installed (pip install failure-kinds[fast]), else the "
-        "standard library (default: auto); both give identical reports",
+        help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a "
+        "clone; see the README's Install), else the standard library (default: auto); both give "
+        "identical reports",
     )
     audit.add_argument(
         "--jobs",
@@ -525,7 +526,10 @@ def _run_audit(arguments: argparse.Namespace) -> int:
         aliases = audit.load_alias_file(arguments.aliases) if arguments.aliases else {}
         aliases.update(audit.parse_alias_option(option) for option in arguments.alias)
         if arguments.decoder == "msgspec" and not audit.fast_available():
-            raise audit.AuditError("--decoder msgspec needs msgspec: pip install failure-kinds[fast]")
+            raise audit.AuditError(
+                "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
+                "pip install '.[fast]' in a clone of failure-kinds"
+            )
         from failure_kinds.audit.scale import audit_at_scale
 
         report = audit_at_scale(

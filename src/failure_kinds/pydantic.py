@@ -6,7 +6,8 @@ keeps every string it is given, reports an unregistered one (or an undeclared ki
 ``failure_kinds.declare_namespace``) through ``validate_failure_kind`` (a warning, once per value), and
 serializes as a plain string.
 
-This is the only module of the package that imports pydantic: ``pip install failure-kinds[pydantic]``.
+This is the only module of the package that imports pydantic: the ``pydantic`` extra
+(``pip install ".[pydantic]"`` in a clone; see the README's Install).
 """
 
 from __future__ import annotations

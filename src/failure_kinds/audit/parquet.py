@@ -32,7 +32,7 @@ BATCH_ROWS: Final = 65_536
 TASK_ROWS: Final = 8_000_000
 INSTALL_HINT: Final = (
     "Parquet input needs pyarrow, the parquet extra (see the README's Install): "
-    "pip install failure-kinds[parquet]"
+    "pip install '.[parquet]' in a clone of failure-kinds"
 )
 ROW: Final = "row"
 

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from .state import AuditSettings
 
 INSTALL_HINT: Final = (
-    "--ray needs Ray, the ray extra (see the README's Install): pip install failure-kinds[ray]"
+    "--ray needs Ray, the ray extra (see the README's Install): "
+    "pip install '.[ray]' in a clone of failure-kinds"
 )
 # What a directory URI gives, as a local directory does (see parallel.expand_with_parquet).
 SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
