@@ -321,28 +321,6 @@ def test_predicates_agree_with_the_patterns(text: str) -> None:
 # Declared namespaces (declare_namespace) --------------------------------------------------------------
 
 
-@pytest.fixture
-def fresh_caches() -> Iterator[None]:
-    """Runtime declarations and the caches they touch, restored after the test as a new process has them."""
-    saved = (
-        dict(failure_kinds._DECLARED),
-        set(failure_kinds._SILENT),
-        failure_kinds._SILENT_LIMIT,
-        dict(failure_kinds._LABELS),
-        failure_kinds._labelled_namespaced,
-    )
-    yield
-    failure_kinds._DECLARED.clear()
-    failure_kinds._DECLARED.update(saved[0])
-    failure_kinds._SILENT.clear()
-    failure_kinds._SILENT.update(saved[1])
-    failure_kinds._SILENT_LIMIT = saved[2]
-    failure_kinds._LABELS.clear()
-    failure_kinds._LABELS.update(saved[3])
-    failure_kinds._labelled_namespaced = saved[4]
-
-
-@pytest.mark.usefixtures("fresh_caches")
 def test_undeclared_kind_of_declared_server_warns_once_with_suggestion(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -360,7 +338,6 @@ def test_undeclared_kind_of_declared_server_warns_once_with_suggestion(
     assert metric_label("other_env:anything") == "other_env:anything"
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_undeclared_kind_without_a_close_one_warns_without_suggestion(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -369,7 +346,6 @@ def test_undeclared_kind_without_a_close_one_warns_without_suggestion(
     assert warnings_of(caplog) == ["undeclared failure kind 'swe_env:zzz' in declared namespace 'swe_env'"]
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogCaptureFixture) -> None:
     # Seen (and cached as silent, and labelled) while the server declared nothing.
     for _ in range(2):
@@ -387,7 +363,6 @@ def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogC
     assert metric_label("late_env:good_kind") == "late_env:good_kind"
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
     labelled = failure_kinds._labelled_namespaced
     silent_room = failure_kinds._SILENT_LIMIT - len(failure_kinds._SILENT)
@@ -411,7 +386,6 @@ def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCa
     assert len(warnings_of(caplog)) == 1
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixture) -> None:
     class EnvKind(enum.StrEnum):
         PATCH_APPLY_FAILED = "patch_apply_failed"
@@ -423,7 +397,6 @@ def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixt
     assert warnings_of(caplog) == []
 
 
-@pytest.mark.usefixtures("fresh_caches")
 @pytest.mark.parametrize(
     ("server", "kinds", "message"),
     [
@@ -472,7 +445,6 @@ def test_declare_namespace_rejects_any_malformed_kind_atomically(
         failure_kinds._DECLARED.update(saved)
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCaptureFixture) -> None:
     barrier = threading.Barrier(16)
     kinds = [f"kind_{index}" for index in range(64)]
@@ -501,7 +473,6 @@ def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCapture
     assert all(f"race_env:{kind}" in failure_kinds._SILENT for kind in kinds)
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_category_and_suggestion_follow_runtime_or_given_declarations() -> None:
     declare_namespace("swe_env", ["patch_apply_failed"])
     category = failure_kinds._category
@@ -850,7 +821,6 @@ def warn_and_forget(values: Iterator[object]) -> None:
         metric_label(value)
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_retention_is_bounded_in_bytes() -> None:
     logging.getLogger("failure_kinds").disabled = True
     tracemalloc.start()
@@ -872,7 +842,6 @@ def test_retention_is_bounded_in_bytes() -> None:
     assert after - before < 8 * 1024 * 1024
 
 
-@pytest.mark.usefixtures("fresh_caches")
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,150}:[a-z][a-z0-9_]{0,150}", fullmatch=True), max_size=30))
 def test_metric_labels_are_bounded_in_length(values: list[str]) -> None:
     for value in values:
@@ -881,7 +850,6 @@ def test_metric_labels_are_bounded_in_length(values: list[str]) -> None:
         assert type(label) is str
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_distinct_namespaced_labels_are_capped() -> None:
     declare_namespace("capped_env", ["declared_kind"])
     room = failure_kinds._LABEL_LIMIT - failure_kinds._labelled_namespaced
@@ -916,7 +884,6 @@ def test_readme_states_the_bounds_in_force() -> None:
     assert f"first {failure_kinds._LABEL_LIMIT} distinct such values" in labels
 
 
-@pytest.mark.usefixtures("fresh_caches")
 def test_declare_namespace_takes_the_text_of_str_subclasses() -> None:
     class Forging(str):
         def __repr__(self) -> str:
