@@ -180,3 +180,27 @@ def test_endless_or_huge_stdin_costs_bounded_memory(project: Path) -> None:
     assert lines[0].endswith("...  unregistered")
     assert len(lines[0]) < 2 * 1024 * 4
     assert lines[1].startswith("cancelled")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[tool.ruff\n", b"\xff\xfe not UTF-8", b"a = [" * 2000, b"x = 1\nx = 2\n"],
+    ids=["unclosed-table", "not-utf-8", "nested-too-deep", "duplicate-key"],
+)
+def test_an_unreadable_pyproject_found_above_points_to_config_and_config_gets_past_it(
+    tmp_path: Path, content: bytes
+) -> None:
+    # The nearest pyproject.toml may be another tool's, broken in a way that has nothing to do with us.
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    found = run("cancelled", cwd=tmp_path)
+    assert found.returncode == 2
+    assert found.stderr.startswith("failure-kinds check: error: pyproject.toml: ")
+    assert found.stderr.endswith(" (name the project's configuration with --config FILE)\n")
+    assert found.stderr.count("\n") == 1
+    (tmp_path / "failure-kinds.toml").write_text('[namespaces]\nswe_env = ["patch_apply_failed"]\n')
+    named = run("cancelled", "--config", "failure-kinds.toml", cwd=tmp_path)
+    assert (named.returncode, named.stdout, named.stderr) == (0, "cancelled  registered\n", "")
+    (tmp_path / "broken.toml").write_bytes(content)
+    broken = run("cancelled", "--config", "broken.toml", cwd=tmp_path)
+    assert broken.returncode == 2
+    assert "--config FILE" not in broken.stderr

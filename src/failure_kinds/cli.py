@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        help="say whether each name is registered, namespaced or unregistered",
+        help="say whether each name is registered, namespaced, undeclared or unregistered",
         description="Say for each NAME whether it is registered, a well-formed namespaced extension "
         "(<server>:<kind>), undeclared (a kind its server's declaration in [tool.failure-kinds.namespaces] "
         "does not list), or unregistered, with the kind it most likely meant. "
@@ -249,14 +249,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit = commands.add_parser(
         "audit",
-        help="count the failure kinds in JSON Lines rollout logs",
-        description="Count the failure kinds in JSON Lines rollout logs (result files, *_failures.jsonl "
-        "sidecars, verifier dumps): which kinds occurred, which values are not in the vocabulary and what "
-        "they probably meant, and how the counts regroup once legacy labels are aliased. Every non-blank "
-        "line is one record: with a kind (a string at the field), without (absent or null), invalid "
-        "(another JSON type there) or unparseable (not UTF-8, not JSON, not an object, or longer than "
-        "--max-line-bytes). A namespaced value whose server the project declares (--config) but whose kind "
-        "it does not is undeclared.",
+        help="count the failure kinds in JSON Lines and Parquet rollout logs",
+        description="Count the failure kinds in JSON Lines and Parquet rollout logs (result files, "
+        "*_failures.jsonl sidecars, verifier dumps): which kinds occurred, which values are not in the "
+        "vocabulary and what they probably meant, and how the counts regroup once legacy labels are "
+        "aliased. Every non-blank line is one record: with a kind (a string at the field), without "
+        "(absent or null), invalid (another JSON type there) or unparseable (not UTF-8, not JSON, not an "
+        "object, or longer than --max-line-bytes). A namespaced value whose server the project declares "
+        "(--config) but whose kind it does not is undeclared.",
         epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values remain), 2 "
         "on a usage error or when an input could not be read; the readable inputs are still reported.",
     )
@@ -698,7 +698,10 @@ def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
     try:
         return load_config(arguments.config)
     except ConfigError as error:
-        raise UsageError(str(error)) from None
+        # A broken pyproject.toml found above the working directory may belong to another tool's project.
+        found = error.whole_file and not arguments.config
+        hint = " (name the project's configuration with --config FILE)" if found else ""
+        raise UsageError(f"{error}{hint}") from None
 
 
 def _run_generate(arguments: argparse.Namespace) -> int:

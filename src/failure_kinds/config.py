@@ -47,7 +47,13 @@ _PATH_LIMIT: Final = 1000
 
 
 class ConfigError(ValueError):
-    """The configuration cannot be read or is malformed; the message names the file and the entry."""
+    """The configuration cannot be read or is malformed; the message names the file and the entry.
+    ``whole_file``: the file itself could not be read as TOML, so it may be another tool's file that
+    only happens to be the nearest pyproject.toml."""
+
+    def __init__(self, message: str, *, whole_file: bool = False) -> None:
+        super().__init__(message)
+        self.whole_file: bool = whole_file
 
 
 @dataclass(frozen=True)
@@ -112,28 +118,30 @@ def _read_toml(path: Path) -> dict[str, object]:
         # Opened without blocking so a FIFO named like a config file cannot hang the command.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
-        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}") from None
+        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}", whole_file=True) from None
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ConfigError(f"{shown_path(path)}: not a regular file")
+            raise ConfigError(f"{shown_path(path)}: not a regular file", whole_file=True)
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             data = file.read(SIZE_LIMIT + 1)
     except OSError as error:
-        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}") from None
+        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}", whole_file=True) from None
     finally:
         os.close(descriptor)
     if len(data) > SIZE_LIMIT:
-        raise ConfigError(f"{shown_path(path)}: larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
+        raise ConfigError(
+            f"{shown_path(path)}: larger than {SIZE_LIMIT // (1024 * 1024)} MiB", whole_file=True
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{shown_path(path)}: not UTF-8 (byte {error.start})") from None
+        raise ConfigError(f"{shown_path(path)}: not UTF-8 (byte {error.start})", whole_file=True) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{shown_path(path)}: invalid TOML: {error}") from None
+        raise ConfigError(f"{shown_path(path)}: invalid TOML: {error}", whole_file=True) from None
     except RecursionError:
-        raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply") from None
+        raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply", whole_file=True) from None
 
 
 def _tool_table(path: Path, document: dict[str, object]) -> dict[str, object]:
