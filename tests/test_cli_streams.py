@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from failure_kinds import FAILURE_KINDS
 from failure_kinds.cli import build_parser
@@ -358,3 +360,84 @@ def test_hostile_argument_is_one_escaped_bounded_line(arguments: list[bytes]) ->
     assert line.isprintable()
     assert len(line) < 600
     assert line.startswith("failure-kinds")
+
+
+# The locale's encoding: names it cannot show are written escaped, and stdin is read as UTF-8 whatever
+# the locale says, so neither ends a run or loses its findings.
+
+ASCII_LOCALE = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
+
+
+def run_with(
+    arguments: list[str], env: dict[str, str], data: bytes | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "failure_kinds", *arguments],
+        input=data,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+@given(
+    st.lists(
+        st.text(min_size=1, max_size=12).filter(
+            lambda text: text.strip() and "\n" not in text and "\r" not in text
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=15, deadline=None)
+def test_check_from_stdin_in_an_ascii_locale_reports_every_name(names: list[str]) -> None:
+    data = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogatepass")
+    result = run_with(["check", "-"], ASCII_LOCALE, data)
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stderr == b""
+    lines = result.stdout.decode("ascii").splitlines()
+    assert len(lines) == len([name for name in names if name.strip()])
+
+
+@pytest.mark.parametrize(
+    "raw", [b"\xff\xfe", b"caf\xc3\xa9", b"\xef\xbb\xbftransport_timeout", b"judge_faild\r"]
+)
+def test_check_reads_stdin_bytes_as_utf8_and_drops_a_leading_byte_order_mark(raw: bytes) -> None:
+    result = run_with(["check", "-"], ASCII_LOCALE, raw + b"\n")
+    assert result.stderr == b""
+    (line,) = result.stdout.decode("ascii").splitlines()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        assert (result.returncode, line) == (0, "transport_timeout  registered")
+    else:
+        assert result.returncode == 1
+        assert "unregistered" in line
+
+
+@pytest.mark.parametrize("name", ["\u00e9", "\u6f22\u5b57", "judge_f\u00e4iled", "\U0001f600"])
+def test_lint_and_check_findings_survive_an_output_encoding_that_cannot_show_them(
+    tmp_path: Path, name: str
+) -> None:
+    source = tmp_path / "producer.py"
+    source.write_text(f'row = {{"failure_kind": "{name}"}}\n', encoding="utf-8")
+    lint = run_with(["lint", "producer.py"], ASCII_LOCALE, cwd=tmp_path)
+    assert (lint.returncode, lint.stderr) == (1, b"")
+    assert lint.stdout.decode("ascii").startswith("producer.py:1:24: FK001 unregistered failure kind ")
+    check = run_with(["check", name], ASCII_LOCALE, cwd=tmp_path)
+    assert (check.returncode, check.stderr) == (1, b"")
+    assert "  unregistered" in check.stdout.decode("ascii")
+
+
+@pytest.mark.parametrize(
+    "aliases",
+    [["x=agent_timeout", "x=judge_failed"], ["legacy=cancelled", "other=shutdown", "legacy=shutdown"]],
+)
+def test_one_label_aliased_to_two_kinds_is_a_usage_error(tmp_path: Path, aliases: list[str]) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"failure_kind": "x"}\n')
+    options = [part for alias in aliases for part in ("--alias", alias)]
+    result = run_with(["audit", str(log), *options], dict(os.environ))
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert result.stderr.count(b"\n") == 1
+    assert b"is given twice" in result.stderr

@@ -51,7 +51,13 @@ def write_output(text: str) -> None:
         _output_lost = "standard output is closed"
         return
     try:
-        stream.write(text)
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            # A name the output's encoding cannot show (an ASCII locale) is written escaped, not refused:
+            # the findings matter more than their spelling. Nothing was written: encoding comes first.
+            encoding = stream.encoding or "utf-8"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
         stream.flush()
     except BrokenPipeError:
         _lose_output(_BROKEN_PIPE)
@@ -524,7 +530,16 @@ def _run_audit(arguments: argparse.Namespace) -> int:
     config = load_project_config(arguments)
     try:
         aliases = audit.load_alias_file(arguments.aliases) if arguments.aliases else {}
-        aliases.update(audit.parse_alias_option(option) for option in arguments.alias)
+        given: dict[str, str] = {}
+        for option in arguments.alias:
+            old, new = audit.parse_alias_option(option)
+            if given.setdefault(old, new) != new:
+                raise audit.AuditError(
+                    f"--alias {audit.printable(old)} is given twice, as {audit.printable(given[old])} "
+                    f"and as {audit.printable(new)}"
+                )
+        # The command line wins over the file, so one run can correct a file it shares with others.
+        aliases.update(given)
         if arguments.decoder == "msgspec" and not audit.fast_available():
             raise audit.AuditError(
                 "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
@@ -551,11 +566,7 @@ def _run_audit(arguments: argparse.Namespace) -> int:
     else:
         encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
         utf8 = encoding.lower().replace("-", "") == "utf8"
-        text = audit.render_text(report, bar_character="\u2588" if utf8 else "#")
-        if not utf8:
-            # A value the terminal's encoding cannot show is written escaped, not refused.
-            text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
-        write_output(text)
+        write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
     for note in report.notes:
         _error_line(f"failure-kinds audit: note: {note}")
     for file in report.failed_files:
@@ -641,6 +652,13 @@ def _run_check(arguments: argparse.Namespace) -> int:
 def _stdin_names(stream: TextIO) -> Iterator[str]:
     """Non-blank lines without their line ends; a line longer than NAME_LIMIT is cut there (marked with
     "...", which no kind contains) and the rest of it skipped without being held."""
+    # Bytes decoded as UTF-8 whatever the locale says, with surrogateescape so a byte that is not UTF-8
+    # is kept (and shown escaped) rather than ending the run; a byte-order mark at the start is dropped.
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        import io
+
+        stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="surrogateescape", newline="")
     while line := stream.readline(NAME_LIMIT + 1):
         if len(line) > NAME_LIMIT and not line.endswith("\n"):
             while (rest := stream.readline(64 * 1024)) and not rest.endswith("\n"):
