@@ -308,3 +308,36 @@ def test_directory_walk_skips_fifos_and_names_unlistable_folders(
         ("a.jsonl", 1, None),
         ("secret", 0, "permission denied"),
     ]
+
+
+@given(st.integers(min_value=0, max_value=60), st.sets(st.integers(min_value=0, max_value=59), max_size=5))
+@settings(max_examples=25, deadline=None)
+def test_text_report_lists_failed_files_and_a_bounded_number_of_others(count: int, failing: set[int]) -> None:
+    from failure_kinds.audit import FileReport, Report
+    from failure_kinds.audit.render import FILES_LISTED, render_text
+
+    report = Report("failure_kind")
+    for index in range(count):
+        file = FileReport(f"part-{index:03}.jsonl")
+        file.records = index + 1
+        if index in failing:
+            file.error = "permission denied"
+        report.files.append(file)
+    report.records = sum(file.records for file in report.files)
+    text = render_text(report)
+    listed = [line for line in text.splitlines() if line.startswith("  part-")]
+    failed = [index for index in failing if index < count]
+    if count > 1 or failed:
+        expected = sorted({*range(min(count, FILES_LISTED)), *failed})
+        assert [int(line.split("-")[1][:3]) for line in listed] == expected
+        unlisted = count - len(expected)
+        summary = [line for line in text.splitlines() if "more file" in line]
+        if unlisted:
+            records = sum(index + 1 for index in range(count) if index not in expected)
+            (line,) = summary
+            assert line.startswith(f"  ({unlisted:,} more file")
+            assert f"{records:,} record" in line
+        else:
+            assert summary == []
+    else:
+        assert listed == []

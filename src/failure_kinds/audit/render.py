@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 # A value is shown in the text table cut to this many characters (the JSON report keeps more).
 VALUE_WIDTH: Final = 60
+# The text report lists every file that failed and at most this many of the others.
+FILES_LISTED: Final = 20
 # A name that has to be quoted and escaped is cut to this many characters.
 _NAME_LIMIT: Final = 1000
 
@@ -131,11 +133,21 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     if len(report.files) > 1 or report.failed_files:
         lines.append("")
         lines.append("files:")
-        shown_paths = [printable(file.path) for file in report.files]
+        # Every file that failed, and the first FILES_LISTED that did not: a directory of a hundred
+        # thousand files must not turn the summary into a file listing (the JSON report has them all).
+        listed = [file for index, file in enumerate(report.files) if file.error or index < FILES_LISTED]
+        shown_paths = [printable(file.path) for file in listed]
         path_width = max(len(path) for path in shown_paths)
-        for path, file in zip(shown_paths, report.files, strict=True):
+        for path, file in zip(shown_paths, listed, strict=True):
             status = plural(file.records, "record") + (f", error: {file.error}" if file.error else "")
             lines.append(f"  {path:<{path_width}}  {status}")
+        unlisted = len(report.files) - len(listed)
+        if unlisted:
+            records = sum(file.records for file in report.files) - sum(file.records for file in listed)
+            lines.append(
+                f"  ({plural(unlisted, 'more file')}, {plural(records, 'record')}; "
+                "--format json lists every file)"
+            )
     return "\n".join(lines) + "\n"
 
 
