@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from conftest import refuse_to_open
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import audit
@@ -493,3 +493,25 @@ def test_fast_and_stdlib_reports_are_identical(tmp_path: Path) -> None:
         slow = audit.render_json(audit.audit(inputs, fast=False))
         quick = audit.render_json(audit.audit(inputs, fast=True))
         assert slow == quick
+
+
+@given(st.text(min_size=1, max_size=6).filter(lambda text: "." not in text))
+@example('a"b')
+@example("c\\d")
+@example("e\tf")
+@example("line\nbreak")
+@settings(max_examples=60, deadline=None)
+def test_any_legal_key_as_field_gives_the_same_report_with_either_decoder(key: str) -> None:
+    # msgspec refuses quotes, backslashes and control characters in field names; such a --field is read
+    # by the standard library instead, never a traceback.
+    lines = [
+        json.dumps({key: "transport_timeout"}).encode(),
+        json.dumps({key: None, "other": 1}).encode(),
+        json.dumps({"other": key}).encode(),
+    ]
+    reports = [
+        audit.audit_lines(lines, "log.jsonl", audit.settings_for(key), fast=fast).report().to_json()
+        for fast in (True, False)
+    ]
+    assert reports[0] == reports[1]
+    assert (reports[0]["with_kind"], reports[0]["without_kind"]) == (1, 2)

@@ -202,7 +202,9 @@ def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
         else:
             try:
                 return FastDecoder(path, msgspec)
-            except RecursionError:
+            except (RecursionError, ValueError, TypeError, UnicodeError):
+                # msgspec refuses some legal JSON keys as field names (a quote, a backslash, a control
+                # character, text that is not UTF-8): the standard library reads those paths instead.
                 pass
     return Decoder(path)
 
