@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds.audit.parquet as parquet_module
@@ -305,3 +305,46 @@ def test_directories_give_their_parquet_files_in_the_same_sorted_walk(tmp_path: 
     result = cli(str(empty))
     note = "no *.jsonl, *.jsonl.gz or *.parquet files in this directory"
     assert result.stderr == f"failure-kinds audit: note: {empty}: {note}\n"
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+@pytest.mark.parametrize("nested", [False, True], ids=["top", "in-struct"])
+def test_a_field_naming_a_repeated_column_names_the_file_with_exit_2(
+    tmp_path: Path, copies: int, nested: bool
+) -> None:
+    columns = [pa.array(["transport_timeout", "cancelled"]) for _ in range(copies)]
+    names = ["failure_kind"] * copies
+    if nested:
+        struct = pa.StructArray.from_arrays(columns, names=names)
+        table = pa.Table.from_arrays([struct], names=["response"])
+        field = "response.failure_kind"
+    else:
+        table = pa.Table.from_arrays(columns, names=names)
+        field = "failure_kind"
+    repeated = tmp_path / "repeated.parquet"
+    pq.write_table(table, repeated)
+    fine = tmp_path / "fine.parquet"
+    row: dict[str, object] = {"failure_kind": "shutdown"}
+    pq.write_table(
+        pa.table({"response": pa.array([row])} if nested else {"failure_kind": ["shutdown"]}), fine
+    )
+    result = cli(str(repeated), str(fine), "--field", field, "--format", "json")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert (report["records"], report["with_kind"]) == (1, 1)
+    assert report["files"][0]["error"] == f"not auditable: the column {field!r} occurs {copies} times"
+    assert report["files"][1] == {"path": str(fine), "records": 1, "error": None}
+    assert result.stderr.strip().endswith(f"occurs {copies} times")
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=3), st.binary(min_size=1, max_size=3))
+@settings(max_examples=20, deadline=None)
+def test_a_field_that_is_not_utf8_finds_no_column_and_blames_no_file(prefix: str, raw: bytes) -> None:
+    field = prefix + raw.decode("utf-8", "surrogateescape")
+    assume("." not in field and "\udc80" <= max(field) <= "\udcff")  # only names no column can have
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kinds.parquet"
+        pq.write_table(pa.table({"failure_kind": ["cancelled", None]}), path)
+        report = parquet_module.audit_parquet(str(path), settings_for(field)).report()
+    assert (report.records, report.with_kind, report.without_kind) == (2, 0, 2)
+    assert report.failed_files == []

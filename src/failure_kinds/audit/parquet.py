@@ -133,20 +133,36 @@ def add_parquet(
                 values = compute.struct_field(values, segment)
             counts, firsts = _tally(pa, compute, values)
             _add(partial, counts, firsts)
+    except _AmbiguousColumn as error:
+        partial.add_error(f"not auditable: {escape_controls(str(error))}")
     except AuditError:
         raise
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
 
 
+class _AmbiguousColumn(Exception):
+    """The field names a column that occurs more than once: which one holds the kind cannot be told."""
+
+
 def _column_path(pa: Any, schema: Any, segments: list[str]) -> str | None:
     """The dotted column name to read for ``segments``, or None when no row can have the field."""
     fields: Any = schema
     for depth, segment in enumerate(segments):
-        index: int = fields.get_field_index(segment)
-        if index < 0:
-            return None  # absent, or a name that occurs twice (which no JSON object could hold)
-        field: Any = fields.field(index)
+        if not segment.isascii():
+            try:
+                segment.encode("utf-8")
+            except UnicodeEncodeError:
+                return None  # Parquet names are UTF-8: no column is called that
+        indexes: list[int] = fields.get_all_field_indices(segment)
+        if not indexes:
+            return None
+        if len(indexes) > 1:
+            # A JSON object with a repeated key keeps the last value; Parquet columns have no order of
+            # writing to go by, so the file is named rather than guessed at.
+            name = ".".join(segments[: depth + 1])
+            raise _AmbiguousColumn(f"the column {name!r} occurs {len(indexes)} times")
+        field: Any = fields.field(indexes[0])
         if depth + 1 < len(segments):
             if not pa.types.is_struct(field.type):
                 return None
