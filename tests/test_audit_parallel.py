@@ -354,6 +354,15 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
     return audit_tasks(tasks, settings_for("failure_kind"), parallel._fork_runner(2, True), None).report()
 
 
+# These two call the forking runner directly, from pytest's own process, where earlier tests may have
+# left pyarrow's thread pool running (Python 3.12 and later warn of that). The command itself forks only
+# from a process with no other thread: test_workers_are_forked_only_from_a_process_without_other_threads.
+FORK_IN_TEST_PROCESS = pytest.mark.filterwarnings(
+    "ignore:This process .* is multi-threaded, use of fork\\(\\) may lead to deadlocks:DeprecationWarning"
+)
+
+
+@FORK_IN_TEST_PROCESS
 def test_a_worker_that_dies_fails_its_range_and_the_others_finish(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -362,6 +371,7 @@ def test_a_worker_that_dies_fails_its_range_and_the_others_finish(
     assert 0 < report.files[0].records < report.files[1].records  # only the lost range is missing
 
 
+@FORK_IN_TEST_PROCESS
 def test_when_every_worker_dies_every_range_left_fails_and_nothing_hangs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
