@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .decoding import make_decoder
 from .engine import Auditor, audit_file
 from .errors import describe_read_error
-from .sources import GZIP_MAGIC, Source, expand_inputs
+from .sources import GZIP_MAGIC, Source, expand_inputs, is_parquet
 from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
@@ -56,10 +56,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def is_parquet(path: str) -> bool:
-    return path.lower().endswith(".parquet")
 
 
 @dataclass(frozen=True)
@@ -102,50 +98,6 @@ class Task:
             size=int(str(data["size"])),
             error=None if error is None else str(error),
         )
-
-
-def expand_with_parquet(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """``sources.expand_inputs``, with each directory's ``*.parquet`` files as well: a directory gives its
-    ``*.jsonl``, ``*.jsonl.gz`` and ``*.parquet`` regular files, recursively, in one sorted order."""
-    from .errors import AuditError
-    from .render import printable
-    from .sources import STDIN
-
-    if list(inputs).count(STDIN) > 1:
-        raise AuditError("- (stdin) can be given only once")
-    sources: list[Source] = []
-    for item in inputs:
-        if item == STDIN or not os.path.isdir(item):
-            sources.extend(expand_inputs([item], notes))
-            continue
-        quiet: list[str] = []  # its note says no JSON Lines files, which is not the whole story here
-        found = expand_inputs([item], quiet) + _parquet_files(item)
-        if not found:
-            notes.append(f"{printable(item)}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory")
-        sources.extend(sorted(found, key=lambda source: source.display))
-    return sources
-
-
-def _parquet_files(top: str) -> list[Source]:
-    """The ``*.parquet`` regular files under ``top``, as the JSON Lines walk finds its files (symbolic
-    links to directories not followed; a directory that cannot be listed is reported by that walk)."""
-    found: list[Source] = []
-    folders = [top]
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(entry.path)
-                        elif is_parquet(entry.name) and entry.is_file():
-                            found.append(Source(entry.path, entry.path))
-                    except OSError:
-                        continue
-        except OSError:
-            continue
-    return found
 
 
 def chunk_bytes_for(total: int, jobs: int) -> int:
@@ -383,7 +335,7 @@ def audit_parallel(
     is identical to the one-pass report of the same inputs."""
     jobs = default_jobs() if jobs is None else jobs
     notes: list[str] = []
-    sources = expand_with_parquet(inputs, notes)
+    sources = expand_inputs(inputs, notes, parquet=True)
     tasks = plan(sources, jobs, chunk_bytes)
     serial = jobs <= 1 or len(tasks) <= 1 or sum(task.size for task in tasks) < min_bytes
     if serial or any(task.kind == STREAM for task in tasks):

@@ -27,12 +27,11 @@ from .parallel import (
     OrderedMerge,
     Task,
     audit_tasks,
-    expand_with_parquet,
     next_line_start,
     plan,
 )
 from .render import printable
-from .sources import GZIP_MAGIC, STDIN, Input
+from .sources import GZIP_MAGIC, STDIN, Input, expand_inputs
 from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
@@ -48,7 +47,7 @@ INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): "
     "pip install '.[ray]' in a clone of failure-kinds"
 )
-# What a directory URI gives, as a local directory does (see parallel.expand_with_parquet).
+# What a directory URI gives, as a local directory does (see sources.expand_inputs).
 SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
@@ -157,7 +156,7 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
         planned = (
             _plan_uri(item, notes, chunk_bytes)
             if is_uri(item)
-            else plan(expand_with_parquet([item], notes), 1, chunk_bytes)
+            else plan(expand_inputs([item], notes, parquet=True), 1, chunk_bytes)
         )
         for task in planned:
             tasks.append(

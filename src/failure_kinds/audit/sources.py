@@ -35,8 +35,13 @@ class Source:
         self.error: OSError | None = error
 
 
-def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their *.jsonl and *.jsonl.gz regular files (recursively, sorted;
+def is_parquet(path: str) -> bool:
+    return path.lower().endswith(".parquet")
+
+
+def expand_inputs(inputs: Sequence[str], notes: list[str], *, parquet: bool = False) -> list[Source]:
+    """Files as given, directories as their *.jsonl and *.jsonl.gz regular files, and with ``parquet``
+    (the command's engines, which read Parquet) their *.parquet files too (recursively, one sorted order;
     a FIFO or device there is never opened, symbolic links to directories are not followed), "-" as
     stdin. A directory that cannot be listed becomes a source that fails with the reason."""
     if list(inputs).count(STDIN) > 1:
@@ -48,16 +53,20 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
         if item == STDIN:
             sources.append(Source(STDIN_NAME, None))
         elif os.path.isdir(item):
-            found = _walk(item)
+            found = _walk(item, parquet)
             if not found:
-                notes.append(f"{printable(item)}: no *.jsonl or *.jsonl.gz files in this directory")
+                kinds = "*.jsonl, *.jsonl.gz or *.parquet" if parquet else "*.jsonl or *.jsonl.gz"
+                notes.append(f"{printable(item)}: no {kinds} files in this directory")
             sources.extend(found)
         else:
             sources.append(Source(item, item))
     return sources
 
 
-def _walk(top: str) -> list[Source]:
+def _walk(top: str, parquet: bool) -> list[Source]:
+    def wanted(name: str) -> bool:
+        return name.endswith((".jsonl", ".jsonl.gz")) or (parquet and is_parquet(name))
+
     found: list[Source] = []
     folders = [top]
     while folders:
@@ -68,7 +77,7 @@ def _walk(top: str) -> list[Source]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             folders.append(entry.path)
-                        elif entry.name.endswith((".jsonl", ".jsonl.gz")) and entry.is_file():
+                        elif wanted(entry.name) and entry.is_file():
                             found.append(Source(entry.path, entry.path))
                     except OSError:
                         continue  # vanished while listed, or a link that cannot be followed
