@@ -23,7 +23,6 @@ from failure_kinds.audit import PartialReport, Pins, audit, render_json, setting
 from failure_kinds.audit.parallel import (
     LINES,
     STREAM,
-    ByteProgress,
     OrderedMerge,
     Task,
     audit_parallel,
@@ -33,6 +32,7 @@ from failure_kinds.audit.parallel import (
     plan,
     run_task,
 )
+from failure_kinds.audit.progress import ByteProgress
 from failure_kinds.audit.report import Report
 from failure_kinds.audit.sources import expand_inputs
 from failure_kinds.audit.state import AuditSettings

@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 import failure_kinds.audit.parquet as parquet_module
 from failure_kinds.audit import PartialReport, Pins, audit, render_json, settings_for
 from failure_kinds.audit.parallel import (
-    ByteProgress,
     OrderedMerge,
     Task,
     audit_parallel,
@@ -30,6 +29,7 @@ from failure_kinds.audit.parallel import (
     plan,
     run_task,
 )
+from failure_kinds.audit.progress import ByteProgress
 from failure_kinds.audit.sources import expand_inputs
 from failure_kinds.audit.state import AuditSettings
 

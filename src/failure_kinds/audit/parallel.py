@@ -16,12 +16,12 @@ import contextlib
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 
 from .decoding import make_decoder
 from .engine import Auditor, audit_file
 from .errors import describe_read_error
+from .progress import ByteProgress
 from .sources import GZIP_MAGIC, Source, expand_inputs, is_parquet
 from .state import PartialReport, Pins
 
@@ -250,54 +250,6 @@ class OrderedMerge:
         if self.waiting:
             raise RuntimeError(f"partial {self.next_index} never arrived")
         return self.merged if self.merged is not None else PartialReport(settings)
-
-
-class ByteProgress:
-    """``audited 312 MB of 1.21 GB (640 MB/s)`` on stderr, only when stderr is a terminal."""
-
-    INTERVAL: Final = 0.25
-
-    def __init__(self, stream: IO[str] | None, total: int) -> None:
-        self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
-        self.total: int = total
-        self.done: int = 0
-        self.started: float = time.monotonic()
-        self.last: float = 0.0
-        self.shown: bool = False
-
-    def advance(self, size: int) -> None:
-        self.done += size
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if now - self.last < self.INTERVAL and self.done < self.total:
-            return
-        self.last = now
-        elapsed = max(now - self.started, 1e-9)
-        line = f"audited {_size(self.done)} of {_size(self.total)} ({_size(int(self.done / elapsed))}/s)"
-        self.stream.write(f"\r\033[K{line}")
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.stream is not None and self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.shown = False
-
-
-def _is_terminal(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (ValueError, OSError):  # closed
-        return False
-
-
-def _size(count: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if count >= scale:
-            return f"{count / scale:,.1f} {unit}" if count < 10 * scale else f"{count / scale:,.0f} {unit}"
-    return f"{count} B"
 
 
 def audit_tasks(

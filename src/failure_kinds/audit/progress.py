@@ -1,4 +1,5 @@
-"""A progress line on stderr, only when stderr is a terminal."""
+"""Progress lines on stderr, only when stderr is a terminal: records read by one process, or bytes
+audited by the parallel and Ray engines."""
 
 from __future__ import annotations
 
@@ -9,30 +10,74 @@ if TYPE_CHECKING:
     from typing import IO, ClassVar
 
 
-class Progress:
-    """A line on stderr that says how far reading has got; only when stderr is a terminal."""
+class _StatusLine:
+    """One line on a terminal, rewritten in place at most every INTERVAL seconds and cleared at the end;
+    nothing at all when the stream is not a terminal (a pipe or a file never gets one)."""
 
     INTERVAL: ClassVar[float] = 0.25
 
     def __init__(self, stream: IO[str] | None) -> None:
-        self.stream: IO[str] | None = stream if stream is not None and stream.isatty() else None
+        self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
         self.shown: bool = False
         self.last: float = time.monotonic()
 
-    def update(self, display: str, records: int) -> None:
+    def _due(self, now: float) -> bool:
+        return self.stream is not None and now - self.last >= self.INTERVAL
+
+    def _show(self, text: str, now: float) -> None:
         if self.stream is None:
             return
-        now = time.monotonic()
-        if now - self.last >= self.INTERVAL:
-            self.last = now
-            from .render import printable
-
-            self.stream.write(f"\r\033[Kreading {printable(display, 200)}: {records:,} records")
-            self.stream.flush()
-            self.shown = True
+        self.last = now
+        self.stream.write(f"\r\033[K{text}")
+        self.stream.flush()
+        self.shown = True
 
     def clear(self) -> None:
         if self.stream is not None and self.shown:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self.shown = False
+
+
+class Progress(_StatusLine):
+    """``reading logs/a.jsonl: 120,000 records``: how far one process has read."""
+
+    def update(self, display: str, records: int) -> None:
+        now = time.monotonic()
+        if self._due(now):
+            from .render import printable
+
+            self._show(f"reading {printable(display, 200)}: {records:,} records", now)
+
+
+class ByteProgress(_StatusLine):
+    """``audited 312 MB of 1.21 GB (640 MB/s)``: how far the parallel and Ray engines have got."""
+
+    def __init__(self, stream: IO[str] | None, total: int) -> None:
+        super().__init__(stream)
+        self.total: int = total
+        self.done: int = 0
+        self.started: float = time.monotonic()
+        self.last = 0.0  # the first finished part is shown at once
+
+    def advance(self, size: int) -> None:
+        self.done += size
+        now = time.monotonic()
+        if self._due(now) or (self.stream is not None and self.done >= self.total):
+            elapsed = max(now - self.started, 1e-9)
+            rate = _size(int(self.done / elapsed))
+            self._show(f"audited {_size(self.done)} of {_size(self.total)} ({rate}/s)", now)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):  # closed
+        return False
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}" if count < 10 * scale else f"{count / scale:,.0f} {unit}"
+    return f"{count} B"

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import IO, Any, Final
 
-    from .parallel import ByteProgress
+    from .progress import ByteProgress
     from .report import Report
     from .state import AuditSettings
 
