@@ -16,10 +16,11 @@ class _StatusLine:
 
     INTERVAL: ClassVar[float] = 0.25
 
-    def __init__(self, stream: IO[str] | None) -> None:
+    def __init__(self, stream: IO[str] | None, last: float | None = None) -> None:
         self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
         self.shown: bool = False
-        self.last: float = time.monotonic()
+        # When the line was last shown; 0.0 shows the first update at once.
+        self.last: float = time.monotonic() if last is None else last
 
     def _due(self, now: float) -> bool:
         return self.stream is not None and now - self.last >= self.INTERVAL
@@ -54,11 +55,10 @@ class ByteProgress(_StatusLine):
     """``audited 312 MB of 1.21 GB (640 MB/s)``: how far the parallel and Ray engines have got."""
 
     def __init__(self, stream: IO[str] | None, total: int) -> None:
-        super().__init__(stream)
+        super().__init__(stream, last=0.0)  # the first finished part is shown at once
         self.total: int = total
         self.done: int = 0
         self.started: float = time.monotonic()
-        self.last = 0.0  # the first finished part is shown at once
 
     def advance(self, size: int) -> None:
         self.done += size
