@@ -1,0 +1,91 @@
+"""What many test modules share: one way to run the command, the package's warnings, optional extras."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+# A regression that blocks on a FIFO, a device or a pipe fails the test instead of hanging the suite.
+TIMEOUT = 120
+
+
+def run_cli(
+    *arguments: str,
+    cwd: Path | str = ROOT,
+    stdin: str | bytes | int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = TIMEOUT,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m failure_kinds ARGUMENTS`` in a fresh process, its output decoded as UTF-8.
+
+    ``stdin`` is text or bytes to feed, a file descriptor (or ``subprocess.DEVNULL``) to read from, or
+    None for an empty standard input. Output that is not UTF-8 is kept with surrogate escapes, so a test
+    can still see what the command wrote. ``env`` adds to (not replaces) this process's environment.
+    """
+    result = run_cli_bytes(
+        *arguments, cwd=cwd, stdin=stdin, env=env, timeout=timeout, preexec_fn=preexec_fn
+    )
+    return subprocess.CompletedProcess(
+        result.args,
+        result.returncode,
+        result.stdout.decode("utf-8", "surrogateescape"),
+        result.stderr.decode("utf-8", "surrogateescape"),
+    )
+
+
+def run_cli_bytes(
+    *arguments: str,
+    cwd: Path | str = ROOT,
+    stdin: str | bytes | int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = TIMEOUT,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_cli` with the output left as bytes."""
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        command(*arguments),
+        input=data if isinstance(data, bytes) else None,
+        stdin=data if isinstance(data, int) else (None if isinstance(data, bytes) else subprocess.DEVNULL),
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+        check=False,
+    )
+
+
+def command(*arguments: str) -> list[str]:
+    """The argument vector that runs the command with this interpreter."""
+    return [sys.executable, "-m", "failure_kinds", *arguments]
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The warnings the package logged during the test, as their messages."""
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name == "failure_kinds" and record.levelno == logging.WARNING
+    ]
+
+
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """Skip a test (or, as ``pytestmark``, a module) unless every named module can be imported.
+
+    ``make test`` installs every extra and fails on any skip, so a skip here only ever shows on a
+    machine with fewer extras, such as ``pip install . pytest hypothesis``.
+    """
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (an optional extra)")
+
