@@ -1,0 +1,155 @@
+"""How the package shows a value it did not write: bounded, escaped, and never raising.
+
+Every message that quotes a caller's value (a warning, an error, a report line, a lint finding) goes through
+:func:`shown` or :func:`shown_text`, so no control character, line break, escape sequence, bidirectional
+override or lone surrogate reaches a log or a terminal raw, and a megabyte value prints a few hundred
+characters at the cost of a short one. Loaded only when something is shown: ``import failure_kinds`` does
+not import it, nor :mod:`reprlib`.
+"""
+
+import reprlib
+from itertools import islice
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+# A shown value is cut to this many characters unless the caller asks for another limit.
+LIMIT = 200
+
+# How deep a nested container is taken apart before it is written as "[...]"; elements of one container
+# are never capped by count, only by the characters left (see _BoundedRepr.budget).
+_DEPTH = 6
+
+
+class _BoundedRepr(reprlib.Repr):
+    """``repr`` that stops once ``budget`` characters are written, so its cost follows the limit rather
+    than the value's size.
+
+    Unlike :class:`reprlib.Repr` it keeps dicts and sets in their own order (sorting runs the elements'
+    comparisons and shows a set as something it never was), takes apart only the exact builtin containers
+    (a subclass may redefine iteration), and writes any ``str``, a subclass included, from its text through
+    ``str``'s own methods, so a hostile ``__repr__``, ``__len__`` or ``__getitem__`` never runs.
+    """
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.maxlevel = _DEPTH
+        self.budget = budget
+
+    def repr1(self, x: object, level: int) -> str:
+        if self.budget < 0:
+            return "..."  # beyond what will be shown: not worth reading
+        if isinstance(x, str):
+            text = str.__repr__(str.__getitem__(x, slice(0, self.budget + 1)))
+        elif type(x) in _CONTAINERS:
+            opening, closing = _CONTAINERS[type(x)]
+            if not x:
+                text = repr(x)  # exact builtin containers: their empty repr runs no caller code
+            elif level <= 0:
+                text = f"{opening}...{closing}"
+            elif type(x) is dict:
+                text = self._mapping(x, level - 1)  # pyright: ignore[reportUnknownArgumentType]
+            else:
+                text = self._sequence(x, level - 1, opening, closing)  # pyright: ignore[reportUnknownArgumentType]
+        elif type(x) is int:
+            # Decimal conversion is quadratic and refused past 4,300 digits; a huge int is shown by size.
+            text = repr(x) if x.bit_length() <= 4 * self.budget + 64 else f"<int of {x.bit_length()} bits>"
+        else:
+            text = self.repr_instance(x, level)
+        self.budget -= len(text)
+        return text
+
+    def repr_instance(self, x: object, level: int) -> str:
+        try:
+            text = repr(x)
+        except Exception:
+            return f"<{type_name(x)} object whose repr failed>"
+        # repr() accepts a str subclass from __repr__; its text is taken without its own methods.
+        return str.__getitem__(text, slice(0, max(self.budget, 0) + 1))
+
+    def _sequence(self, elements: "Iterable[object]", level: int, opening: str, closing: str) -> str:
+        pieces: list[str] = []
+        for element in elements:
+            if self.budget < 0:
+                pieces.append("...")
+                break
+            pieces.append(self.repr1(element, level))
+            self.budget -= 2
+        if type(elements) is tuple and len(pieces) == 1:
+            closing = ",)"
+        return opening + ", ".join(pieces) + closing
+
+    def _mapping(self, mapping: "dict[object, object]", level: int) -> str:
+        pieces: list[str] = []
+        for key, value in dict.items(mapping):
+            if self.budget < 0:
+                pieces.append("...")
+                break
+            pieces.append(f"{self.repr1(key, level)}: {self.repr1(value, level)}")
+            self.budget -= 4
+        return "{" + ", ".join(pieces) + "}"
+
+
+# The builtin containers _BoundedRepr takes apart, with how each is written around its elements.
+_CONTAINERS: "dict[type, tuple[str, str]]" = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    set: ("{", "}"),
+    frozenset: ("frozenset({", "})"),
+    dict: ("{", "}"),
+}
+
+
+def shown(value: object, limit: int = LIMIT) -> str:
+    """``repr(value)`` escaped and cut to at most ``limit`` characters. Never raises."""
+    limit = max(limit, 0)
+    try:
+        text = _BoundedRepr(limit).repr(value)
+    except Exception:  # a hostile object deep inside a container (its __repr__ caught; this is the rest)
+        text = f"<{type_name(value)} object whose repr failed>"
+    return cut(escape(text[: limit + 1]), limit)
+
+
+def shown_text(text: str, limit: int = LIMIT) -> str:
+    """A plain text (a path, a message) escaped and cut to at most ``limit`` characters, without quotes."""
+    return cut(escape(str.__getitem__(text, slice(0, max(limit, 0) + 1))), limit)
+
+
+def escape(text: str) -> str:
+    """``text`` with every character that is not printable written as its escape; printable text as is.
+
+    Control characters, line breaks, bidirectional overrides and lone surrogates are all not printable.
+    """
+    if str.isprintable(text):
+        return str.__str__(text)
+    return "".join(character if character.isprintable() else _escape_one(character) for character in text)
+
+
+def _escape_one(character: str) -> str:
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start ending in ``...`` within it."""
+    if len(text) <= limit:
+        return text
+    if limit < 4:
+        return text[: max(limit, 0)]
+    return text[: limit - 3] + "..."
+
+
+def type_name(value: object) -> str:
+    """The qualified name of ``value``'s type, escaped and cut; never raises."""
+    try:
+        qualname = type(value).__qualname__
+        if not isinstance(qualname, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            return "<unnamed type>"
+        return shown_text(qualname, LIMIT)
+    except Exception:
+        return "<unnamed type>"
