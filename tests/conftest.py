@@ -10,38 +10,17 @@ from types import ModuleType
 
 import pytest
 
-import failure_kinds
+from failure_kinds import _runtime
 
 
 @pytest.fixture(autouse=True)
 def fresh_reports() -> Iterator[None]:
     """Each test starts with nothing reported yet, as a new process would, and leaves the runtime
     declarations and the caches they touch as it found them, so no test sees another's declare_namespace."""
-    saved_warned = set(failure_kinds._WARNED_UNKNOWN)
-    saved_overflow = failure_kinds._warned_overflow
-    saved_declarations = (
-        dict(failure_kinds._DECLARED),
-        set(failure_kinds._SILENT),
-        failure_kinds._SILENT_LIMIT,
-        dict(failure_kinds._LABELS),
-        failure_kinds._labelled_namespaced,
-    )
-    failure_kinds._WARNED_UNKNOWN.clear()
-    failure_kinds._warned_overflow = False
+    saved = _runtime.snapshot()
+    _runtime.forget_reports()
     yield
-    failure_kinds._WARNED_UNKNOWN.clear()
-    failure_kinds._WARNED_UNKNOWN.update(saved_warned)
-    failure_kinds._warned_overflow = saved_overflow
-    declared, silent, silent_limit, labels, labelled_namespaced = saved_declarations
-    failure_kinds._DECLARED.clear()
-    failure_kinds._DECLARED.update(declared)
-    failure_kinds._SILENT.clear()
-    failure_kinds._SILENT.update(silent)
-    failure_kinds._SILENT_LIMIT = silent_limit
-    failure_kinds._LABELS.clear()
-    failure_kinds._LABELS.update(labels)
-    failure_kinds._labelled_namespaced = labelled_namespaced
-
+    _runtime.restore(saved)
 
 ROOT = Path(__file__).parent.parent
 

@@ -1,0 +1,177 @@
+"""The closest known name to a misspelled one, and the warning that offers it.
+
+Loaded only when a suggestion is needed (``import failure_kinds`` does not import it, nor :mod:`difflib`).
+The matcher catches case and separator variants (``Transport-Timeout``, ``TransportTimeout``), typos
+(``verifer_error``) and truncations (``judge_fail``).
+
+Against a large candidate set (thousands of declared kinds) difflib against every candidate would cost
+each distinct value time in proportion to the set. Past SMALL candidates an index built once per set (and
+cached) picks a short list by shared three-letter pieces, rarest first, within a bounded number of index
+entries; difflib then ranks only that short list. At or below SMALL the answer is difflib's own over all.
+"""
+
+import difflib
+import re
+from bisect import bisect_left
+
+from failure_kinds import _runtime
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
+# Longer input is not a typo of a name of a few dozen characters.
+LIMIT = 64
+# Up to this many candidates, difflib compares every one.
+SMALL = 256
+# How many index entries one lookup may read, and how many candidates the short list keeps.
+_ENTRIES_READ = 4096
+_SHORT_LIST = 48
+# How many candidate sets keep their index.
+_KEPT = 8
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[\s\-.]+")
+
+
+def normal(name: str) -> str:
+    """``name`` written as a kind is: lower case, words joined by underscores."""
+    return _SEPARATORS.sub("_", _CAMEL.sub("_", name.strip())).lower()
+
+
+def _pieces(text: str) -> "set[str]":
+    marked = f"^{text}$"  # so the first and last letters count even in short names
+    return {marked[start : start + 3] for start in range(len(marked) - 2)}
+
+
+class _Index:
+    """One candidate set, ready to answer many lookups. Candidates are compared in their normal form
+    (see :func:`normal`) and answered as written."""
+
+    def __init__(self, written: "list[str]") -> None:
+        # normal form -> the candidate written so; the first of two that normalize alike wins.
+        self.written: dict[str, str] = {}
+        for candidate in written:
+            plain = candidate if _runtime.NAME_PATTERN.fullmatch(candidate) else normal(candidate)
+            self.written.setdefault(plain, candidate)
+        self.candidates = tuple(self.written)
+        self.ordered = sorted(self.candidates)
+        self.longest = max(map(len, written), default=0)
+        self.entries: dict[str, list[int]] = {}
+        if len(self.candidates) > SMALL:
+            for position, candidate in enumerate(self.candidates):
+                for piece in _pieces(candidate):
+                    self.entries.setdefault(piece, []).append(position)
+
+    def continuing(self, start: str) -> "list[str]":
+        """At most two candidates that start with ``start``."""
+        found = self.ordered[bisect_left(self.ordered, start) :][:2]
+        return [self.written[candidate] for candidate in found if candidate.startswith(start)]
+
+    def short_list(self, text: str) -> "list[str]":
+        """The candidates difflib should rank for ``text``: all of a small set, else the ones sharing the
+        most pieces with it, read rarest piece first, and only in difflib's length window (a ratio of 0.8
+        needs the shorter of two names to be at least two thirds of the longer)."""
+        if len(self.candidates) <= SMALL:
+            return list(self.candidates)
+        shared: dict[int, int] = {}
+        budget = _ENTRIES_READ
+        for entries in sorted((self.entries.get(piece, ()) for piece in _pieces(text)), key=len):
+            if not entries:
+                continue
+            if len(entries) > budget:
+                break
+            budget -= len(entries)
+            for position in entries:
+                shared[position] = shared.get(position, 0) + 1
+        low, high = 2 * len(text) / 3, 3 * len(text) / 2
+        ranked = sorted(
+            (position for position in shared if low <= len(self.candidates[position]) <= high),
+            key=lambda position: (-shared[position], position),
+        )
+        return [self.candidates[position] for position in ranked[:_SHORT_LIST]]
+
+
+_INDEXES: "dict[int, tuple[Collection[str], _Index]]" = {}
+
+
+def _index(candidates: "Collection[str]") -> _Index:
+    # Kept by identity for the immutable sets (each server's declared kinds, a configuration's tuples);
+    # any other collection may change, so it is read anew.
+    if not isinstance(candidates, (tuple, frozenset)):
+        return _Index(_texts(candidates))
+    kept = _INDEXES.get(id(candidates))
+    if kept is not None and kept[0] is candidates:
+        return kept[1]
+    built = _Index(_texts(candidates))
+    if len(_INDEXES) >= _KEPT:
+        del _INDEXES[next(iter(_INDEXES))]
+    _INDEXES[id(candidates)] = (candidates, built)
+    return built
+
+
+def _texts(candidates: "Collection[str]") -> "list[str]":
+    return [text for text in map(_runtime.plain, candidates) if text is not None]
+
+
+def closest(name: str, candidates: "Collection[str]") -> "str | None":
+    """The candidate ``name`` most likely meant, or None. A candidate suggests itself."""
+    text = _runtime.plain(name)
+    if text is None or not candidates:
+        return None
+    index = _index(candidates)
+    if not index.candidates or len(text) > max(LIMIT, 2 * index.longest):
+        return None
+    wanted = normal(text)
+    if wanted in index.written:
+        return index.written[wanted]
+    # A cut-off name is only a guess when exactly one candidate continues it and enough was written.
+    continuing = index.continuing(wanted)
+    if len(continuing) == 1 and len(wanted) >= 5:
+        return continuing[0]
+    close = difflib.get_close_matches(wanted, index.short_list(wanted), n=1, cutoff=0.8)
+    return index.written[close[0]] if close else None
+
+
+def suggest(name: object) -> "str | None":
+    """The registered kind ``name`` most likely meant (what :func:`failure_kinds.suggest` returns)."""
+    text = _runtime.plain(name)
+    if text is None or len(text) > LIMIT:
+        return None
+    return closest(text, _runtime.REGISTERED)
+
+
+def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> "str | None":
+    """The name ``name`` most likely meant: a declared ``server:kind`` when its server part names a
+    declared server (in any case or spelling of separators), else a registered kind. ``namespaces`` maps
+    servers to their kinds; None means the declarations made with declare_namespace."""
+    text = _runtime.plain(name)
+    if text is None:
+        return None
+    declarations = _runtime.DECLARED if namespaces is None else namespaces
+    server, colon, kind = text.partition(":")
+    if colon and len(server) <= LIMIT:
+        written = normal(server)
+        declared = declarations.get(written)
+        if declared is not None:
+            # Kind against kind: the shared "server:" prefix would make every declared kind look close.
+            found = closest(kind, declared)
+            if found is not None:
+                return f"{written}:{found}"
+            if _runtime.category(text, namespaces) == "undeclared":
+                return None  # a well-formed value of a declared server means one of its kinds or nothing
+    return suggest(text)
+
+
+def describe(name: object) -> str:
+    """The warning for a value that does not pass silently: escaped, bounded, with a suggestion."""
+    from failure_kinds._display import shown, type_name
+
+    text = _runtime.plain(name)
+    if text is None:
+        return f"failure kind is not a string: {shown(name)} of type {type_name(name)}"
+    hint = suggest_any(text)
+    suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
+    if _runtime.category(text) == "undeclared":
+        return f"undeclared failure kind {shown(text)} in declared namespace {text.partition(':')[0]!r}{suggestion}"
+    return f"unregistered failure kind {shown(text)}{suggestion}"
