@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ def fresh_reports() -> Iterator[None]:
     _runtime.forget_reports()
     yield
     _runtime.restore(saved)
+
 
 ROOT = Path(__file__).parent.parent
 
@@ -62,15 +62,6 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
     # The optional integration the typing cases also cover; from the package index like any user's.
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "pydantic>=2.6"], check=True)
     return WheelInstall(wheel=wheel, python=python)
-
-
-def readme_recipes() -> dict[str, str]:
-    """The README's recipes: each python block right after a `<!-- recipe: NAME -->` line."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    recipes = {}
-    for found in re.finditer(r"<!-- recipe: (\w+) -->\n```python\n(.*?)```", readme, flags=re.DOTALL):
-        recipes[found.group(1)] = found.group(2)
-    return recipes
 
 
 def refuse_to_open(monkeypatch: pytest.MonkeyPatch, module: ModuleType, refused: Path) -> None:

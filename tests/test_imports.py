@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 PROBE = """
 import json, sys
@@ -21,20 +22,23 @@ def modules_loaded_by_import() -> list[str]:
     return loaded
 
 
+# What `import failure_kinds` itself loads of the package: the vocabulary and the runtime state.
+CORE = ["failure_kinds", "failure_kinds._runtime"]
+
+
 def test_import_loads_only_the_standard_library() -> None:
     loaded = modules_loaded_by_import()
-    assert "failure_kinds" in loaded
+    assert [name for name in loaded if name.partition(".")[0] == "failure_kinds"] == CORE
     outside = [
-        name
-        for name in loaded
-        if name.partition(".")[0] not in sys.stdlib_module_names and name != "failure_kinds"
+        name for name in loaded if name.partition(".")[0] not in {*sys.stdlib_module_names, "failure_kinds"}
     ]
     assert outside == []
 
 
 def test_import_loads_no_heavy_standard_modules() -> None:
     loaded = set(modules_loaded_by_import())
-    # difflib and hashlib serve only values that get reported, so they load on first need.
+    # Suggestions, the display of values and their standard modules serve only values that get reported,
+    # so they load on first need.
     heavy = {
         "argparse",
         "ast",
@@ -42,9 +46,49 @@ def test_import_loads_no_heavy_standard_modules() -> None:
         "gzip",
         "hashlib",
         "pydantic",
+        "reprlib",
         "tomllib",
         "typing",
         "typing_extensions",
+        "failure_kinds._display",
+        "failure_kinds._suggest",
     }
     assert loaded & heavy == set()
-    assert not any(name.startswith("failure_kinds.") for name in loaded)
+
+
+LAZY_PROBE = """
+import json, logging, sys
+logging.disable(logging.CRITICAL)
+import failure_kinds
+failure_kinds.validate_failure_kind("cancelled")
+failure_kinds.validate_failure_kind("my_env:quota_hit")
+failure_kinds.metric_label("my_env:quota_hit")
+quiet = sorted(name for name in sys.modules if name.startswith("failure_kinds"))
+failure_kinds.validate_failure_kind("judge_faild")
+print(json.dumps([quiet, "failure_kinds._suggest" in sys.modules, "failure_kinds._display" in sys.modules]))
+"""
+
+
+def test_suggestions_and_display_load_only_when_a_warning_is_written() -> None:
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", LAZY_PROBE], capture_output=True, text=True, check=True
+    )
+    quiet, suggest_loaded, display_loaded = json.loads(result.stdout)
+    assert quiet == CORE  # values that pass load nothing more
+    assert suggest_loaded
+    assert display_loaded
+
+
+def test_the_imported_core_fits_its_line_budget() -> None:
+    # The modules `import failure_kinds` loads are what a reader of the core reads: 550 lines in all,
+    # the vocabulary's own module at most 300.
+    import failure_kinds
+
+    package = Path(failure_kinds.__file__).parent
+    lines = {
+        name: len((package / f"{name.rpartition('.')[2]}.py").read_text(encoding="utf-8").splitlines())
+        for name in CORE[1:]
+    }
+    lines["failure_kinds"] = len((package / "__init__.py").read_text(encoding="utf-8").splitlines())
+    assert lines["failure_kinds"] <= 300, lines
+    assert sum(lines.values()) <= 550, lines

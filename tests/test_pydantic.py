@@ -84,18 +84,10 @@ def test_only_this_module_imports_pydantic() -> None:
 
 
 def test_undeclared_kind_of_a_declared_server_is_kept_and_reported(caplog: pytest.LogCaptureFixture) -> None:
-    saved = dict(fk._DECLARED), set(fk._SILENT), fk._SILENT_LIMIT
-    try:
-        fk.declare_namespace("model_env", ["quota_hit"])
-        good = RolloutFailure(failure_kind="model_env:quota_hit")  # type: ignore[arg-type]
-        odd = RolloutFailure.model_validate({"failure_kind": "model_env:quota_hti"})
-    finally:
-        fk._DECLARED.clear()
-        fk._DECLARED.update(saved[0])
-        fk._SILENT.clear()
-        fk._SILENT.update(saved[1])
-        fk._SILENT_LIMIT = saved[2]
-        fk._LABELS.pop("model_env:quota_hit", None)
+    # (The autouse fresh_reports fixture takes the declaration back after the test.)
+    fk.declare_namespace("model_env", ["quota_hit"])
+    good = RolloutFailure(failure_kind="model_env:quota_hit")  # type: ignore[arg-type]
+    odd = RolloutFailure.model_validate({"failure_kind": "model_env:quota_hti"})
     assert good.failure_kind == "model_env:quota_hit"
     assert odd.failure_kind == "model_env:quota_hti"
     assert warnings_of(caplog) == [

@@ -81,7 +81,7 @@ def test_fixture_lists_every_occurrence_per_test(pytester: pytest.Pytester) -> N
             assert failure_kinds_reported == ["a_label"]
 
         def test_observer_removed_after_each_test():
-            assert failure_kinds._OBSERVERS == []
+            assert failure_kinds._runtime.OBSERVERS == []
         """
     )
     result = pytester.runpytest_subprocess()

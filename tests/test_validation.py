@@ -18,6 +18,9 @@ import failure_kinds
 from failure_kinds import (
     OTHER_LABEL,
     FailureKind,
+    _display,
+    _runtime,
+    _suggest,
     declare_namespace,
     is_namespaced,
     is_registered,
@@ -225,7 +228,7 @@ def test_exactly_one_warning_under_concurrency(caplog: pytest.LogCaptureFixture)
 
 
 def test_reports_are_bounded(caplog: pytest.LogCaptureFixture) -> None:
-    limit = failure_kinds._WARNED_LIMIT
+    limit = _runtime.WARNED_LIMIT
     assert limit == 1024
     for index in range(limit + 500):
         validate_failure_kind(f"bad_kind_{index}")
@@ -256,7 +259,7 @@ def test_memory_stays_flat_under_a_flood() -> None:
     finally:
         logging.getLogger("failure_kinds").disabled = False
     assert after - before < 64 * 1024
-    assert len(failure_kinds._SILENT) <= failure_kinds._SILENT_LIMIT
+    assert len(_runtime.SILENT) <= _runtime.silent_limit
 
 
 def test_namespaced_builds_and_checks_both_parts() -> None:
@@ -364,16 +367,15 @@ def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogC
 
 
 def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
-    labelled = failure_kinds._labelled_namespaced
-    silent_room = failure_kinds._SILENT_LIMIT - len(failure_kinds._SILENT)
+    labelled = _runtime.labelled_namespaced
+    silent_room = _runtime.silent_limit - len(_runtime.SILENT)
     declare_namespace("grow_env", ["first"])
     declare_namespace("grow_env", ["first"])
     declare_namespace("grow_env", iter(["second", "first"]))
-    declare_namespace("grow_env", [])
-    assert failure_kinds._DECLARED["grow_env"] == {"first", "second"}
+    assert _runtime.DECLARED["grow_env"] == {"first", "second"}
     # Declared names take no room from the values of undeclared servers, however often declared.
-    assert failure_kinds._labelled_namespaced == labelled
-    assert failure_kinds._SILENT_LIMIT - len(failure_kinds._SILENT) == silent_room
+    assert _runtime.labelled_namespaced == labelled
+    assert _runtime.silent_limit - len(_runtime.SILENT) == silent_room
     for name in ("grow_env:first", "grow_env:second"):
         validate_failure_kind(name)
         assert metric_label(name) == name
@@ -391,8 +393,8 @@ def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixt
         PATCH_APPLY_FAILED = "patch_apply_failed"
 
     declare_namespace("enum_env", EnvKind)
-    assert failure_kinds._DECLARED["enum_env"] == {"patch_apply_failed"}
-    assert all(type(kind) is str for kind in failure_kinds._DECLARED["enum_env"])
+    assert _runtime.DECLARED["enum_env"] == {"patch_apply_failed"}
+    assert all(type(kind) is str for kind in _runtime.DECLARED["enum_env"])
     validate_failure_kind("enum_env:patch_apply_failed")
     assert warnings_of(caplog) == []
 
@@ -411,6 +413,8 @@ def test_declared_kinds_may_be_string_enum_members(caplog: pytest.LogCaptureFixt
         ("swe_env", ["ok", "Bad"], r"the kind 'Bad' of server 'swe_env' does not match"),
         ("swe_env", ["ok", "a:b"], r"the kind 'a:b' of server 'swe_env' does not match"),
         ("swe_env", ["bad\n\x1b[2J"], r"the kind 'bad\\n\\x1b\[2J' of server"),
+        ("swe_env", [], r"the server 'swe_env' declares no kinds"),
+        ("swe_env", iter(()), r"the server 'swe_env' declares no kinds"),
     ],
 )
 def test_declare_namespace_rejects_bad_arguments_naming_them(
@@ -419,7 +423,25 @@ def test_declare_namespace_rejects_bad_arguments_naming_them(
     with pytest.raises(ValueError, match=message) as raised:
         declare_namespace(server, kinds)  # type: ignore[arg-type]
     assert "\n" not in str(raised.value)
-    assert "swe_env" not in failure_kinds._DECLARED  # nothing declared when it raises
+    assert "swe_env" not in _runtime.DECLARED  # nothing declared when it raises
+
+
+def test_an_empty_declaration_is_rejected_as_the_configuration_rejects_it(tmp_path: Path) -> None:
+    from failure_kinds.config import ConfigError, load_config
+
+    written = tmp_path / "pyproject.toml"
+    written.write_text("[tool.failure-kinds.namespaces]\nswe_env = []\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as configured:
+        load_config(written)
+    with pytest.raises(ValueError, match="declares no kinds") as declared:
+        declare_namespace("swe_env", [])
+    assert str(configured.value).endswith("'swe_env': declares no kinds")
+    assert str(declared.value) == "declare_namespace: the server 'swe_env' declares no kinds"
+    # A server already declared is not emptied either: the call is refused and changes nothing.
+    declare_namespace("swe_env", ["patch_apply_failed"])
+    with pytest.raises(ValueError, match="declares no kinds"):
+        declare_namespace("swe_env", [])
+    assert _runtime.DECLARED["swe_env"] == {"patch_apply_failed"}
 
 
 not_a_name = st.text(max_size=30).filter(lambda text: failure_kinds._NAME_PATTERN.fullmatch(text) is None)
@@ -429,7 +451,7 @@ not_a_name = st.text(max_size=30).filter(lambda text: failure_kinds._NAME_PATTER
 def test_declare_namespace_rejects_any_malformed_kind_atomically(
     server: str, good: str, bad: str, position: int
 ) -> None:
-    saved = dict(failure_kinds._DECLARED)
+    saved = dict(_runtime.DECLARED)
     kinds = [good] * 3
     kinds.insert(position, bad)
     try:
@@ -437,12 +459,12 @@ def test_declare_namespace_rejects_any_malformed_kind_atomically(
             declare_namespace(server, kinds)
         assert "\n" not in str(raised.value)
         assert "\x1b" not in str(raised.value)
-        assert saved == failure_kinds._DECLARED
+        assert saved == _runtime.DECLARED
         with pytest.raises(ValueError, match=r"declare_namespace: the server .* does not match"):
             declare_namespace(bad, [good])
     finally:
-        failure_kinds._DECLARED.clear()
-        failure_kinds._DECLARED.update(saved)
+        _runtime.DECLARED.clear()
+        _runtime.DECLARED.update(saved)
 
 
 def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCaptureFixture) -> None:
@@ -462,20 +484,20 @@ def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCapture
         thread.start()
     for thread in threads:
         thread.join()
-    assert failure_kinds._DECLARED["race_env"] == set(kinds)
+    assert _runtime.DECLARED["race_env"] == set(kinds)
     # However the threads interleaved, the undeclared value was not left cached as silent or labelled.
-    assert "race_env:never_declared" not in failure_kinds._SILENT
+    assert "race_env:never_declared" not in _runtime.SILENT
     assert metric_label("race_env:never_declared") == OTHER_LABEL
     caplog.clear()
     failure_kinds._WARNED_UNKNOWN.discard("race_env:never_declared")
     validate_failure_kind("race_env:never_declared")
     assert len(warnings_of(caplog)) == 1
-    assert all(f"race_env:{kind}" in failure_kinds._SILENT for kind in kinds)
+    assert all(f"race_env:{kind}" in _runtime.SILENT for kind in kinds)
 
 
 def test_category_and_suggestion_follow_runtime_or_given_declarations() -> None:
     declare_namespace("swe_env", ["patch_apply_failed"])
-    category = failure_kinds._category
+    category = _runtime.category
     assert category("cancelled") == "registered"
     assert category("swe_env:patch_apply_failed") == "namespaced"
     assert category("swe_env:patch_aply_failed") == "undeclared"
@@ -486,25 +508,25 @@ def test_category_and_suggestion_follow_runtime_or_given_declarations() -> None:
     assert category("free_env:anything", given_declarations) == "undeclared"
     assert category("swe_env:patch_aply_failed", given_declarations) == "namespaced"
     assert category("free_env:known", given_declarations) == "namespaced"
-    assert failure_kinds._suggest_any("swe_env:patch_aply_failed") == "swe_env:patch_apply_failed"
-    assert failure_kinds._suggest_any("free_env:knwn", given_declarations) == "free_env:known"
-    assert failure_kinds._suggest_any("judge_faild") == "judge_failed"
-    assert failure_kinds._suggest_any("free_env:knwn") is None
+    assert _suggest.suggest_any("swe_env:patch_aply_failed") == "swe_env:patch_apply_failed"
+    assert _suggest.suggest_any("free_env:knwn", given_declarations) == "free_env:known"
+    assert _suggest.suggest_any("judge_faild") == "judge_failed"
+    assert _suggest.suggest_any("free_env:knwn") is None
 
 
 @given(name=st.text(max_size=80), candidates=st.lists(st.text(max_size=40), max_size=8))
 def test_closest_is_a_candidate_or_none(name: str, candidates: list[str]) -> None:
-    result = failure_kinds._closest(name, candidates)
+    result = _suggest.closest(name, candidates)
     assert result is None or result in candidates
 
 
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,20}(:[a-z][a-z0-9_]{0,20})?", fullmatch=True), min_size=1))
 def test_closest_finds_each_candidate_itself(candidates: list[str]) -> None:
     for candidate in candidates:
-        assert failure_kinds._closest(candidate, candidates) == candidate
+        assert _suggest.closest(candidate, candidates) == candidate
         if not any(character.isdigit() for character in candidate):
             # (A digit before a capital reads as a word boundary: "A0A" is "a0_a".)
-            assert failure_kinds._closest(candidate.upper(), candidates) == candidate
+            assert _suggest.closest(candidate.upper(), candidates) == candidate
 
 
 # Hostile values: what is logged, what is remembered, and what it costs ------------------------------------
@@ -524,17 +546,14 @@ def fresh_warnings() -> Iterator[list[str]]:
                 messages.append(record.getMessage())
 
     handler = Collect()
-    saved = set(failure_kinds._WARNED_UNKNOWN), failure_kinds._warned_overflow
-    failure_kinds._WARNED_UNKNOWN.clear()
-    failure_kinds._warned_overflow = False
+    saved = _runtime.snapshot()
+    _runtime.forget_reports()
     failure_kinds.logger.addHandler(handler)
     try:
         yield messages
     finally:
         failure_kinds.logger.removeHandler(handler)
-        failure_kinds._WARNED_UNKNOWN.clear()
-        failure_kinds._WARNED_UNKNOWN.update(saved[0])
-        failure_kinds._warned_overflow = saved[1]
+        _runtime.restore(saved)
 
 
 def assert_safe_line(message: str) -> None:
@@ -561,7 +580,7 @@ def test_a_custom_repr_is_escaped_after_repr(text: str) -> None:
 
     for value in (Shown(), ShownStr(text), ShownStr("legacy" + text)):
         for limit in (0, 3, 4, 40, 200):
-            shown = failure_kinds._printable(value, limit)
+            shown = _display.shown(value, limit)
             assert shown.isprintable()
             assert len(shown) <= limit
 
@@ -634,7 +653,7 @@ def test_a_colliding_hostile_value_changes_nothing_for_ordinary_strings(text: st
         assert metric_label(text) == text
     # Nothing the hostile value did is remembered as the value itself.
     assert all(type(key) in (str, tuple) for key in failure_kinds._WARNED_UNKNOWN)
-    assert all(key is None or type(key) is str for key in failure_kinds._SILENT)
+    assert all(key is None or type(key) is str for key in _runtime.SILENT)
 
 
 def raising_str_subclass(method: str) -> type[str]:
@@ -723,7 +742,6 @@ def test_a_value_counts_as_reported_only_once_its_warning_was_emitted(
             for attempt in range(times):
                 assert validate_failure_kind(text) is text
                 assert text not in failure_kinds._WARNED_UNKNOWN, attempt
-                assert not failure_kinds._REPORTING
             validate_failure_kind(text)
             assert text in failure_kinds._WARNED_UNKNOWN
             validate_failure_kind(text)
@@ -735,51 +753,34 @@ def test_a_value_counts_as_reported_only_once_its_warning_was_emitted(
 
 
 def test_the_overflow_notice_is_marked_only_once_emitted(caplog: pytest.LogCaptureFixture) -> None:
-    for index in range(failure_kinds._WARNED_LIMIT):
+    for index in range(_runtime.WARNED_LIMIT):
         validate_failure_kind(f"filler_{index}")
     failing = FailingTimes(1)
     failure_kinds.logger.addFilter(failing)
     try:
         validate_failure_kind("one_too_many")
-        assert not failure_kinds._warned_overflow
+        assert not _runtime.warned_overflow
     finally:
         failure_kinds.logger.removeFilter(failing)
     validate_failure_kind("two_too_many")
     validate_failure_kind("three_too_many")
-    assert failure_kinds._warned_overflow
+    assert _runtime.warned_overflow
     assert sum("no longer reported" in message for message in warnings_of(caplog)) == 1
 
 
-shared_prefix_lists = st.tuples(
-    st.lists(st.text(min_size=1, max_size=30), min_size=12, max_size=40),
-    st.integers(min_value=0, max_value=1000),
-    st.integers(min_value=0, max_value=1000),
-).filter(lambda drawn: drawn[1] != drawn[2])
-
-
-@given(shared_prefix_lists, st.sampled_from(["list", "tuple", "dict", "nested"]))
-def test_unhashable_values_sharing_a_long_repr_prefix_warn_separately(
-    drawn: tuple[list[str], int, int], shape: str
-) -> None:
-    prefix, first, second = drawn
-    prefix = ["p" * 210, *prefix]  # the first 200 characters of both reprs are the same
-
-    def build(tail: int) -> object:
-        elements = [*prefix, tail]
-        if shape == "tuple":
-            return ([*elements],)
-        if shape == "dict":
-            return {str(index): element for index, element in enumerate(elements)}
-        if shape == "nested":
-            return [[elements]]
-        return elements
-
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=12, max_size=40), st.integers(0, 1000))
+def test_non_strings_are_remembered_by_type_and_shown_text(elements: list[str], tail: int) -> None:
+    # Two values whose warnings read alike are one report: a reader of the log could not tell them apart.
+    prefix = ["p" * 210, *elements]  # the first 200 characters of both reprs are the same
     with fresh_warnings() as messages:
         for _ in range(2):
-            validate_failure_kind(build(first))
-            validate_failure_kind(build(second))
-            validate_failure_kind(build(first))  # equal to the first, built anew
-    assert len(messages) == 2
+            validate_failure_kind([*prefix, tail])
+            validate_failure_kind([*prefix, tail + 1])
+            validate_failure_kind(([*prefix, tail],))  # another type: another warning
+            validate_failure_kind([[1, tail]])
+            validate_failure_kind([[1, tail + 1]])  # reads differently: warns separately
+    assert len(messages) == 4, messages
+    assert all(type(key) is str for key in failure_kinds._WARNED_UNKNOWN)
 
 
 class CountedRepr:
@@ -796,8 +797,8 @@ def test_a_huge_unhashable_value_costs_bounded_work_per_call(caplog: pytest.LogC
     for _ in range(5):
         assert validate_failure_kind(huge) is huge
         metric_label(huge)
-    # Each call reads at most _FINGERPRINT_NODES elements to key the value; the warning reads fewer.
-    assert CountedRepr.calls <= 5 * failure_kinds._FINGERPRINT_NODES + 300
+    # Each call shows the value to key it, and showing stops once the limit is written.
+    assert CountedRepr.calls <= 5 * (_display.LIMIT + 1)
     assert len(warnings_of(caplog)) == 1
 
 
@@ -836,8 +837,8 @@ def test_retention_is_bounded_in_bytes() -> None:
     finally:
         tracemalloc.stop()
         logging.getLogger("failure_kinds").disabled = False
-    assert len(failure_kinds._WARNED_UNKNOWN) <= failure_kinds._WARNED_LIMIT
-    assert len(failure_kinds._SILENT) <= failure_kinds._SILENT_LIMIT
+    assert len(failure_kinds._WARNED_UNKNOWN) <= _runtime.WARNED_LIMIT
+    assert len(_runtime.SILENT) <= _runtime.silent_limit
     # The stated bound: under 8 MiB for everything remembered (about 2 MiB is reached here).
     assert after - before < 8 * 1024 * 1024
 
@@ -846,17 +847,17 @@ def test_retention_is_bounded_in_bytes() -> None:
 def test_metric_labels_are_bounded_in_length(values: list[str]) -> None:
     for value in values:
         label = metric_label(value)
-        assert label == (value if len(value) <= failure_kinds._LABEL_LENGTH else OTHER_LABEL)
+        assert label == (value if len(value) <= _runtime.LABEL_LENGTH else OTHER_LABEL)
         assert type(label) is str
 
 
 def test_distinct_namespaced_labels_are_capped() -> None:
     declare_namespace("capped_env", ["declared_kind"])
-    room = failure_kinds._LABEL_LIMIT - failure_kinds._labelled_namespaced
+    room = _runtime.LABEL_LIMIT - _runtime.labelled_namespaced
     labels = [metric_label(f"flood_env:kind_{index}") for index in range(20_000)]
     assert labels[:room] == [f"flood_env:kind_{index}" for index in range(room)]
     assert labels[room:] == [OTHER_LABEL] * (20_000 - room)
-    assert failure_kinds._labelled_namespaced == failure_kinds._LABEL_LIMIT
+    assert _runtime.labelled_namespaced == _runtime.LABEL_LIMIT
     # Labels given before the cap are kept; later values get OTHER_LABEL; registered and declared names
     # keep theirs whatever came before.
     assert metric_label("flood_env:kind_0") == "flood_env:kind_0"
@@ -869,19 +870,22 @@ def test_distinct_namespaced_labels_are_capped() -> None:
     assert validate_failure_kind("flood_env:kind_19999") == "flood_env:kind_19999"
 
 
-def test_readme_states_the_bounds_in_force() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    boundaries = " ".join(readme.split("\n## Validating at boundaries\n")[1].split("\n## ")[0].split())
-    labels = " ".join(readme.split("\n## Metric labels\n")[1].split("\n## ")[0].split())
-    assert f"cut to {failure_kinds._SHOWN_LIMIT} characters and then escaped" in boundaries
-    assert f"at most {failure_kinds._WARNED_LIMIT} reported values" in boundaries
-    assert f"up to {failure_kinds._REMEMBER_LENGTH} characters is remembered as itself" in boundaries
-    assert f"at most {failure_kinds._FINGERPRINT_NODES} parts of its content" in boundaries
-    assert f"each cut to {failure_kinds._FINGERPRINT_LEAF} characters" in boundaries
-    assert f"at most {failure_kinds._NAMESPACED_CACHE_LIMIT} namespaced values" in boundaries
+def test_the_docs_state_the_bounds_in_force() -> None:
+    docs = Path(__file__).parent.parent / "docs"
+    page = (docs / "validation.md").read_text(encoding="utf-8")
+    boundaries = " ".join(page.split("\n## Validating at boundaries\n")[1].split("\n## ")[0].split())
+    labels = " ".join((docs / "metric-labels.md").read_text(encoding="utf-8").split())
+    assert f"cut to {_display.LIMIT} characters and then escaped" in boundaries
+    assert f"at most {_runtime.WARNED_LIMIT} reported values" in boundaries
+    assert f"up to {_runtime.REMEMBER_LENGTH} characters is remembered as itself" in boundaries
+    assert (
+        "any other value (a number, a list, a hostile object) by its type and the text its warning shows"
+        in (boundaries)
+    )
+    assert f"at most {_runtime.SILENT_CACHE_LIMIT} namespaced values" in boundaries
     assert "stays under 8 MiB" in boundaries  # what test_retention_is_bounded_in_bytes holds it to
-    assert f"at most {failure_kinds._LABEL_LENGTH} characters long" in labels
-    assert f"first {failure_kinds._LABEL_LIMIT} distinct such values" in labels
+    assert f"at most {_runtime.LABEL_LENGTH} characters long" in labels
+    assert f"first {_runtime.LABEL_LIMIT} distinct such values" in labels
 
 
 def test_declare_namespace_takes_the_text_of_str_subclasses() -> None:
@@ -893,5 +897,5 @@ def test_declare_namespace_takes_the_text_of_str_subclasses() -> None:
         declare_namespace(Forging("forge_env"), ["Bad"])
     assert "\n" not in str(raised.value)
     declare_namespace(Forging("forge_env"), [Forging("good_kind")])
-    assert all(type(server) is str for server in failure_kinds._DECLARED)
-    assert all(type(kind) is str for kind in failure_kinds._DECLARED["forge_env"])
+    assert all(type(server) is str for server in _runtime.DECLARED)
+    assert all(type(kind) is str for kind in _runtime.DECLARED["forge_env"])

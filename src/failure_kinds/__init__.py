@@ -1,29 +1,23 @@
 """Shared names for why a rollout failed.
 
-Producers describe failures with free text and component-local labels, so the same failure reaches a
-collector, a log line and a metric under three different names and cannot be grouped. This module holds
-the one vocabulary those producers share.
+Producers describe failures with free text and component-local labels, so one failure reaches a collector,
+a log line and a metric under three names and cannot be grouped. This module holds the one vocabulary they
+share. A name says what kind of thing went wrong and nothing else: whether to retry, replay or mask, and
+what to tell a person, belong to the occurrence (the failure record and ``failure_reason``), since metadata
+on a name goes stale the moment one caller wants to retry what another does not. Names are low cardinality
+on purpose, safe as a metric label or a span dimension; ``failure_reason`` never is.
 
-A name says what kind of thing went wrong and nothing else. Whether to retry, whether the request may be
-replayed, whether a completed result should be masked, and what to tell a person are properties of the
-occurrence, not of the name: they belong on the failure record and in ``failure_reason``. Metadata attached
-to a name goes stale the moment one caller wants to retry what another caller does not.
-
-Names are low cardinality on purpose, safe as a metric label or a span dimension; ``failure_reason`` never
-is, because it carries occurrence detail and can be unbounded.
-
-This module imports only the standard library (and not even :mod:`typing` at import time), so data tooling
-can read the vocabulary anywhere and ``import failure_kinds`` stays cheap. The precise static types live in
-the generated ``__init__.pyi`` shipped beside this file.
+``import failure_kinds`` loads only the standard library (not even :mod:`typing`) and stays cheap: the
+runtime state is in ``_runtime``; suggestions and the display of values load when a warning is written.
+The precise static types live in the generated ``__init__.pyi`` shipped beside this file.
 """
 
 import enum
 
 from failure_kinds import _runtime
 
-# Names used only in annotations come in for type checkers alone; the annotations that mention them are
-# strings, so that importing this module costs neither typing nor __future__. (Final and the other
-# precise types are in the generated stub, which is what type checkers read for users.)
+# Names used only in annotations come in for type checkers alone, in string annotations, so importing this
+# module costs neither typing nor __future__. Type checkers read users' types from the generated stub.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -93,10 +87,7 @@ class FailureKind(enum.StrEnum):
         "agent_run_error",
         "The agent's own code raised or exited abnormally while running the rollout.",
     )
-    AGENT_TIMEOUT = (
-        "agent_timeout",
-        "The agent did not finish the rollout within its time limit.",
-    )
+    AGENT_TIMEOUT = ("agent_timeout", "The agent did not finish the rollout within its time limit.")
 
     # Scoring.
     JUDGE_FAILED = (
@@ -142,25 +133,16 @@ class FailureKind(enum.StrEnum):
     )
 
     # The life of the process running the rollout.
-    CANCELLED = (
-        "cancelled",
-        "The rollout was cancelled by its caller before it finished.",
-    )
+    CANCELLED = ("cancelled", "The rollout was cancelled by its caller before it finished.")
     KILL_SHAPED = (
         "kill_shaped",
         "The rollout's process ended the way a kill ends it (such as SIGKILL or exit status 137) and no "
         "other cause was recorded.",
     )
-    SHUTDOWN = (
-        "shutdown",
-        "The rollout was interrupted because the service running it was shutting down.",
-    )
+    SHUTDOWN = ("shutdown", "The rollout was interrupted because the service running it was shutting down.")
 
     # After the rollout ran.
-    PERSISTENCE_FAILED = (
-        "persistence_failed",
-        "The rollout's result could not be written to storage.",
-    )
+    PERSISTENCE_FAILED = ("persistence_failed", "The rollout's result could not be written to storage.")
     COHORT_INCOMPLETE = (
         "cohort_incomplete",
         "Another rollout of the group this one is scored with failed, so the group could not be completed.",
@@ -209,8 +191,9 @@ def namespaced(server: str, kind: str) -> str:
         if text is None or _NAME_PATTERN.fullmatch(text) is None:
             from failure_kinds._display import shown
 
+            pattern = _NAME_PATTERN.pattern
             raise ValueError(
-                f"namespaced failure kind: the {part} part {shown(value)} does not match {_NAME_PATTERN.pattern}"
+                f"namespaced failure kind: the {part} part {shown(value)} does not match {pattern}"
             )
     return f"{_runtime.plain(server)}:{_runtime.plain(kind)}"
 
@@ -246,7 +229,7 @@ def validate_failure_kind(name: "_T") -> "_T":
             return name
     except Exception:
         pass  # unhashable, or a raising __hash__ or __eq__: judged by its text or type below
-    try:
+    try:  # noqa: SIM105 - a try costs nothing here, contextlib.suppress a call per bad value
         _runtime.note(name, _describe)
     except Exception:
         pass  # a warning is a courtesy: the producer's failure record matters more
@@ -267,9 +250,7 @@ def metric_label(name: object) -> str:
     distinct values; any other value, including an undeclared kind of a declared server, is
     :data:`OTHER_LABEL`.
     """
-    try:
-        # The stored label, never ``name`` itself: a str subclass that claims equality with a label must
-        # not smuggle its own text into a metric.
+    try:  # the stored label, never ``name``: a str subclass equal to a label must not smuggle in its text
         label = _LABELS.get(name)
     except Exception:
         label = None  # unhashable, or a raising __hash__ or __eq__: judged by its text
@@ -287,61 +268,29 @@ def suggest(name: object) -> str | None:
     return _suggest.suggest(name)
 
 
-_MOVED = {
-    "_category": ("_runtime", "category"),
-    "_suggest_any": ("_suggest", "suggest_any"),
-    "_closest": ("_suggest", "closest"),
-    "_shown": ("_display", "shown"),
-    "_printable": ("_display", "shown"),
-    "_DECLARED": ("_runtime", "DECLARED"),
-}
-
-
 def __getattr__(name: str) -> object:
     # The typing objects are built on first use: importing typing costs more than this whole module on
     # Python 3.12 and later, and only static checkers and introspection ever look at them. Type checkers
     # read these names from the generated stub, so here they are plain run-time objects.
+    if name not in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import typing
+
     value: object
     if name == "FailureKindName":
-        import typing
-
         value = getattr(typing, "Literal")[tuple(kind.value for kind in FailureKind)]  # noqa: B009
     elif name == "NamespacedFailureKind":
-        from typing import NewType
-
-        NamespacedFailureKind = NewType("NamespacedFailureKind", str)
-        value = NamespacedFailureKind
-    elif name == "AnyFailureKind":
-        import typing
-
+        value = typing.NewType("NamespacedFailureKind", str)
+    else:
         both = (__getattr__("FailureKindName"), __getattr__("NamespacedFailureKind"))
         value = getattr(typing, "Union")[both]  # noqa: B009
-    elif name in _MOVED:  # the private helpers' old names, while other modules switch to the new ones
-        import importlib
-
-        module, attribute = _MOVED[name]
-        value = getattr(importlib.import_module(f"failure_kinds.{module}"), attribute)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
-# The three typing names come from __getattr__ and the constants from the enum, so checkers cannot follow
+# The constants come from the enum and the three typing names from __getattr__, so checkers cannot follow
 # this list; the generated stub spells it out.
-__all__ = [  # pyright: ignore[reportUnsupportedDunderAll]
-    "FAILURE_KINDS",
-    "OTHER_LABEL",
-    "AnyFailureKind",  # pyright: ignore[reportUnsupportedDunderAll]
-    "FailureKind",
-    "FailureKindName",  # pyright: ignore[reportUnsupportedDunderAll]
-    "NamespacedFailureKind",  # pyright: ignore[reportUnsupportedDunderAll]
-    "declare_namespace",
-    "is_namespaced",
-    "is_registered",
-    "metric_label",
-    "namespaced",
-    "suggest",
-    "validate_failure_kind",
-    *FailureKind.__members__,
-]
+__all__ = ["FAILURE_KINDS", "OTHER_LABEL", "FailureKind", *FailureKind.__members__]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ += ["AnyFailureKind", "FailureKindName", "NamespacedFailureKind"]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ += ["declare_namespace", "is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
+__all__ += ["validate_failure_kind"]

@@ -8,7 +8,6 @@ not import it, nor :mod:`reprlib`.
 """
 
 import reprlib
-from itertools import islice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

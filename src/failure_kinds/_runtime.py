@@ -1,11 +1,8 @@
 """The state behind validate_failure_kind and metric_label, and the one lock that guards it.
 
-Everything here is bounded whatever a producer sends: at most WARNED_LIMIT reported keys, SILENT_CACHE_LIMIT
-remembered namespaced values and LABEL_LIMIT labels, each string at most REMEMBER_LENGTH characters, under
-8 MiB in all (about 3 MiB at worst). Declared names come on top: the program writes them, not its data.
-
-A value enters as a plain ``str`` (see :func:`plain`): from then on only ``str``'s own methods run on it, so a
-str subclass's ``__eq__``, ``__hash__`` or ``__len__`` cannot change what is cached, counted or shown.
+All of it is bounded whatever producers send (under 8 MiB; about 3 MiB at worst), declared names aside:
+the program writes those, not its data. A value enters as a plain ``str`` (:func:`plain`), so a str
+subclass's own ``__eq__``, ``__hash__`` or ``__len__`` never decides what is cached, counted or shown.
 """
 
 import logging
@@ -16,6 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping
 
+    Describe = Callable[[object], str]  # writes a warning's text; suggestions load only when one is written
+
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
 
@@ -25,15 +24,13 @@ logger = logging.getLogger("failure_kinds")
 REGISTERED: "tuple[str, ...]" = ()
 REGISTERED_SET: "frozenset[str]" = frozenset()
 
-# Values already reported. A string of at most REMEMBER_LENGTH characters is remembered as itself, so
-# discarding it re-arms its warning; a longer one by its length, hash and start; anything else by the
-# text of its warning, which names its type. Keys are builtin values only: comparing them runs no
-# caller's code.
+# Values already reported: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms
+# its warning), a longer one by its length, hash and start, anything else by its warning's text, which
+# names its type. Only builtin keys, so comparing them runs no caller's code.
 WARNED: set[object] = set()
 WARNED_LIMIT = 1024
 REMEMBER_LENGTH = 256
-# Set once the notice that reports stopped was logged; cleared with the reports (see forget_reports).
-warned_overflow = False
+warned_overflow = False  # whether the notice that reports stopped was logged
 
 # What passes without a word and costs one set lookup: None, the registered names, the declared names,
 # and up to SILENT_CACHE_LIMIT namespaced values of servers that declared nothing. Exact str objects only.
@@ -48,8 +45,7 @@ LABEL_LIMIT = 512
 LABEL_LENGTH = 100
 labelled_namespaced = 0
 
-# server -> its declared kind names (without the "server:" prefix). A server's set is replaced, never
-# changed, so readers need no lock.
+# server -> its declared kinds (without "server:"); each set is replaced, never changed: readers need no lock.
 DECLARED: "dict[str, frozenset[str]]" = {}
 
 # Called with every value that does not pass silently, each time: the pytest plugin watches tests so.
@@ -98,9 +94,9 @@ def declare(server: str, kinds: "Iterable[str]") -> None:
     from failure_kinds._display import shown, type_name
 
     global silent_limit, labelled_namespaced
-    text = plain(server)
+    text, pattern = plain(server), NAME_PATTERN.pattern
     if text is None or NAME_PATTERN.fullmatch(text) is None:
-        raise ValueError(f"declare_namespace: the server {shown(server)} does not match {NAME_PATTERN.pattern}")
+        raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     if plain(kinds) is not None or isinstance(kinds, (bytes, bytearray)):
         raise ValueError(
             f"declare_namespace: kinds must be an iterable of kind names, not the single value "
@@ -118,16 +114,9 @@ def declare(server: str, kinds: "Iterable[str]") -> None:
     declared: set[str] = set()
     for kind in listed:
         name = plain(kind)  # an environment's own StrEnum member counts as its value
-        if name is None:
-            raise ValueError(
-                f"declare_namespace: the kind {shown(kind)} of server {text!r} is not a string but "
-                f"{type_name(kind)}"
-            )
-        if NAME_PATTERN.fullmatch(name) is None:
-            raise ValueError(
-                f"declare_namespace: the kind {shown(name)} of server {text!r} does not match "
-                f"{NAME_PATTERN.pattern}"
-            )
+        if name is None or NAME_PATTERN.fullmatch(name) is None:
+            wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
+            raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
         declared.add(name)
     prefix = text + ":"
     with _lock:
@@ -173,53 +162,44 @@ def passes(text: str) -> bool:
     return True
 
 
-def note(name: object, describe: "Callable[[object], str]") -> None:
+def note(name: object, describe: "Describe") -> None:
     """Tell the observers about ``name`` unless it passes silently, and warn about it once."""
+    global warned_overflow
     text = plain(name)
     if name is None or (text is not None and passes(text)):
         return
     for observer in OBSERVERS:
-        try:
+        try:  # noqa: SIM105 - as in validate_failure_kind: no call per value for contextlib.suppress
             observer(name)
-        except Exception:  # noqa: PERF203 - one broken observer must not silence the others
-            pass
+        except Exception:
+            pass  # one broken observer must not silence the others
     if warned_overflow and len(WARNED) >= WARNED_LIMIT:
         return  # nothing new is reported any more: not worth working out the value's key
-    message = None
-    key: object
-    if text is None:
-        key = message = describe(name)
-    elif len(text) <= REMEMBER_LENGTH:
-        key = text
+    message = describe(name) if text is None else None
+    if text is None or len(text) <= REMEMBER_LENGTH:
+        key: object = message if text is None else text
     else:
-        # A str caches its hash, so a long value seen again costs no rehash.
-        key = ("long str", len(text), hash(text), text[:64])
-    _report_once(key, name if text is None else text, message, describe)
-
-
-def _report_once(key: object, value: object, message: "str | None", describe: "Callable[[object], str]") -> None:
-    global warned_overflow
+        key = ("long str", len(text), hash(text), text[:64])  # a str caches its hash: no rehash next time
     with _lock:
         if key in WARNED:
             return
         if len(WARNED) >= WARNED_LIMIT:
-            if warned_overflow:
-                return
-            warned_overflow = True
-            try:
-                logger.warning(
-                    "%d distinct unregistered failure kinds reported; further distinct unregistered kinds "
-                    "are no longer reported one by one",
-                    WARNED_LIMIT,
-                )
-            except Exception:
-                warned_overflow = False  # not emitted: the notice is still owed
+            if not warned_overflow:
+                warned_overflow = True
+                try:
+                    logger.warning(
+                        "%d distinct unregistered failure kinds reported; further distinct "
+                        "unregistered kinds are no longer reported one by one",
+                        WARNED_LIMIT,
+                    )
+                except Exception:
+                    warned_overflow = False  # not emitted: the notice is still owed
             return
         # Marked before logging, so a handler validating the same value on this thread stays quiet, and
         # unmarked when logging raised, so the warning is still owed. Other threads wait on the lock.
         WARNED.add(key)
         try:
-            logger.warning("%s", describe(value) if message is None else message)
+            logger.warning("%s", describe(text) if message is None else message)
         except Exception:
             WARNED.discard(key)
 
@@ -244,33 +224,20 @@ def label(name: object) -> "str | None":
 
 
 def snapshot() -> object:
-    """Everything declarations and reports changed, for :func:`restore`: what a test saves first."""
+    """Everything declarations and reports change, for :func:`restore`: what a test saves first."""
     with _lock:
-        return (
-            set(WARNED),
-            warned_overflow,
-            dict(DECLARED),
-            set(SILENT),
-            silent_limit,
-            dict(LABELS),
-            labelled_namespaced,
-        )
+        state = (set(WARNED), dict(DECLARED), set(SILENT), dict(LABELS))
+        return (*state, warned_overflow, silent_limit, labelled_namespaced)
 
 
 def restore(saved: object) -> None:
-    """Put back the state :func:`snapshot` returned (the same objects, refilled: others hold them)."""
+    """Put back what :func:`snapshot` returned, refilling the same objects (other modules hold them)."""
     global warned_overflow, silent_limit, labelled_namespaced
-    warned, overflow, declared, silent, limit, labels, labelled = saved  # type: ignore[misc]
     with _lock:
-        WARNED.clear()
-        WARNED.update(warned)
-        DECLARED.clear()
-        DECLARED.update(declared)
-        SILENT.clear()
-        SILENT.update(silent)
-        LABELS.clear()
-        LABELS.update(labels)
-        warned_overflow, silent_limit, labelled_namespaced = overflow, limit, labelled
+        for live, kept in zip((WARNED, DECLARED, SILENT, LABELS), saved[:4], strict=True):  # type: ignore[index]
+            live.clear()
+            live.update(kept)
+        warned_overflow, silent_limit, labelled_namespaced = saved[4:]  # type: ignore[index]
 
 
 def forget_reports() -> None:

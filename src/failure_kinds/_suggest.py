@@ -173,5 +173,6 @@ def describe(name: object) -> str:
     hint = suggest_any(text)
     suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
     if _runtime.category(text) == "undeclared":
-        return f"undeclared failure kind {shown(text)} in declared namespace {text.partition(':')[0]!r}{suggestion}"
+        server = text.partition(":")[0]
+        return f"undeclared failure kind {shown(text)} in declared namespace {server!r}{suggestion}"
     return f"unregistered failure kind {shown(text)}{suggestion}"

@@ -10,16 +10,14 @@ Registered through the ``pytest11`` entry point and inert unless asked for:
   ``validate_failure_kind`` during the current test, in order, one entry per occurrence.
 """
 
-# The plugin hooks into the core through its private observer list: they are one package.
-# pyright: reportPrivateUsage=false
-
 from __future__ import annotations
 
 from collections.abc import Generator
 
 import pytest
 
-import failure_kinds
+# The plugin hooks into the core through its private observer list: they are one package.
+from failure_kinds import _runtime
 
 _REPORTED = pytest.StashKey[list[object]]()
 FIXTURE = "failure_kinds_reported"
@@ -50,7 +48,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     if _strict(item.config) or FIXTURE in getattr(item, "fixturenames", ()):
         reported: list[object] = []
         item.stash[_REPORTED] = reported
-        failure_kinds._OBSERVERS.append(reported.append)
+        _runtime.OBSERVERS.append(reported.append)
     return (yield)
 
 
@@ -70,7 +68,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     finally:
         reported = item.stash.get(_REPORTED, None)
         if reported is not None:
-            failure_kinds._OBSERVERS.remove(reported.append)
+            _runtime.OBSERVERS.remove(reported.append)
 
 
 @pytest.fixture
@@ -81,17 +79,20 @@ def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
 
 
 def _describe(reported: list[object]) -> str:
+    from failure_kinds._display import shown
+    from failure_kinds._suggest import suggest_any
+
     counts: dict[str, int] = {}
     for value in reported:
-        shown = failure_kinds._shown(value)
-        if isinstance(value, str):
-            hint = failure_kinds._suggest_any(value)
-            if failure_kinds._category(value) == "undeclared":
-                server = failure_kinds._shown(str.__str__(value).partition(":")[0])
-                shown += f" (undeclared in namespace {server}"
-                shown += f"; did you mean {hint!r}?)" if hint is not None else ")"
+        text = _runtime.plain(value)
+        described = shown(value if text is None else text)
+        if text is not None:
+            hint = suggest_any(text)
+            if _runtime.category(text) == "undeclared":
+                described += f" (undeclared in namespace {shown(text.partition(':')[0])}"
+                described += f"; did you mean {hint!r}?)" if hint is not None else ")"
             elif hint is not None:
-                shown += f" (did you mean {hint!r}?)"
-        counts[shown] = counts.get(shown, 0) + 1
+                described += f" (did you mean {hint!r}?)"
+        counts[described] = counts.get(described, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())
     return f"unregistered failure kinds reached validate_failure_kind: {listed}"

@@ -3,7 +3,7 @@
 import enum
 import logging
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final, Literal, NewType, TypeAlias, TypeGuard, TypeVar
 
 from typing_extensions import TypeIs
@@ -11,17 +11,7 @@ from typing_extensions import TypeIs
 __all__ = [
     "FAILURE_KINDS",
     "OTHER_LABEL",
-    "AnyFailureKind",
     "FailureKind",
-    "FailureKindName",
-    "NamespacedFailureKind",
-    "declare_namespace",
-    "is_namespaced",
-    "is_registered",
-    "metric_label",
-    "namespaced",
-    "suggest",
-    "validate_failure_kind",
     "TRANSPORT_UNREACHABLE",
     "TRANSPORT_PEER_DROP",
     "TRANSPORT_TIMEOUT",
@@ -44,6 +34,16 @@ __all__ = [
     "SHUTDOWN",
     "PERSISTENCE_FAILED",
     "COHORT_INCOMPLETE",
+    "AnyFailureKind",
+    "FailureKindName",
+    "NamespacedFailureKind",
+    "declare_namespace",
+    "is_namespaced",
+    "is_registered",
+    "metric_label",
+    "namespaced",
+    "suggest",
+    "validate_failure_kind",
 ]
 
 __version__: Final[str]
@@ -137,17 +137,10 @@ AnyFailureKind: TypeAlias = FailureKindName | NamespacedFailureKind
 logger: Final[logging.Logger]
 
 # The API document's private names, which test suites use (discarding a value from _WARNED_UNKNOWN makes
-# its next occurrence warn again), and the hooks the package's own submodules share.
+# its next occurrence warn again). The package's own modules share the rest through failure_kinds._runtime.
 _NAME_PATTERN: Final[re.Pattern[str]]
 _NAMESPACED_PATTERN: Final[re.Pattern[str]]
 _WARNED_UNKNOWN: set[object]
-_OBSERVERS: list[Callable[[object], object]]
-
-def _shown(value: object) -> str: ...
-def _printable(value: object, limit: int) -> str: ...
-def _closest(name: str, candidates: Collection[str]) -> str | None: ...
-def _category(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str: ...
-def _suggest_any(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str | None: ...
 
 # Unbounded: validation accepts anything at a boundary (a dict's .get(), a decoded JSON value) and hands
 # back exactly the type it was given, so it fits in a return or an assignment without a cast.
