@@ -8,26 +8,23 @@ import json
 import os
 import resource
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from helpers import command, run_cli_bytes
 
 ROOT = Path(__file__).parent.parent
 # Address space for the whole interpreter: imports take about 100 MiB of it, so this leaves a few
 # times the default line cap, and far less than any of the inputs below would need if held whole.
 MEMORY_LIMIT = 768 * 1024 * 1024
 TIMEOUT = 120
+AUDIT = " ".join(command("audit"))  # the command line, for a shell
 
 
 def limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
-def command(*arguments: str) -> list[str]:
-    return [sys.executable, "-m", "failure_kinds", "audit", *arguments]
 
 
 def run(
@@ -37,8 +34,10 @@ def run(
     cwd: Path = ROOT,
 ) -> subprocess.CompletedProcess[bytes]:
     """The command under the memory limit; ``stdin`` may be a stream of chunks, written as it is read."""
+    if stdin is None or isinstance(stdin, bytes):
+        return run_cli_bytes("audit", *arguments, stdin=stdin, env=env, cwd=cwd, preexec_fn=limit_memory)
     process = subprocess.Popen(
-        command(*arguments),
+        command("audit", *arguments),
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -46,26 +45,23 @@ def run(
         cwd=cwd,
         env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
     )
-    if stdin is not None and not isinstance(stdin, bytes):
-        chunks = stdin
-        pipe = process.stdin
-        assert pipe is not None
-        process.stdin = None  # written here, not by communicate(), which would close it first
+    chunks = stdin
+    pipe = process.stdin
+    assert pipe is not None
+    process.stdin = None  # written here, not by communicate(), which would close it first
 
-        def feed() -> None:
-            try:
-                for chunk in chunks:
-                    pipe.write(chunk)
-                pipe.close()
-            except (BrokenPipeError, ValueError):
-                pass  # the command finished without reading everything: its exit code says why
+    def feed() -> None:
+        try:
+            for chunk in chunks:
+                pipe.write(chunk)
+            pipe.close()
+        except (BrokenPipeError, ValueError):
+            pass  # the command finished without reading everything: its exit code says why
 
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        stdout, stderr = process.communicate(timeout=TIMEOUT)
-        feeder.join(timeout=TIMEOUT)
-    else:
-        stdout, stderr = process.communicate(stdin, timeout=TIMEOUT)
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    stdout, stderr = process.communicate(timeout=TIMEOUT)
+    feeder.join(timeout=TIMEOUT)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
@@ -170,7 +166,7 @@ def test_blank_lines_then_a_record(tmp_path: Path) -> None:
 def test_process_substitution_fifo_and_dev_stdin(tmp_path: Path) -> None:
     data = gzip.compress(b'{"failure_kind": "cancelled"}\n' * 1000)
     (tmp_path / "a.jsonl.gz").write_bytes(data)
-    script = f"{' '.join(command())} <(zcat a.jsonl.gz) /dev/stdin --format json < a.jsonl.gz"
+    script = f"{AUDIT} <(zcat a.jsonl.gz) /dev/stdin --format json < a.jsonl.gz"
     result = subprocess.run(
         ["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=TIMEOUT, preexec_fn=limit_memory
     )
@@ -191,9 +187,7 @@ def test_a_fifo_in_a_directory_is_not_opened(tmp_path: Path) -> None:
 
 
 def test_closed_stdin() -> None:
-    result = subprocess.run(
-        ["bash", "-c", f"{' '.join(command())} - <&-"], capture_output=True, timeout=TIMEOUT, cwd=ROOT
-    )
+    result = subprocess.run(["bash", "-c", f"{AUDIT} - <&-"], capture_output=True, timeout=TIMEOUT, cwd=ROOT)
     assert_clean(result, 2)
     assert len(result.stderr.decode().splitlines()) == 1
 
@@ -216,7 +210,7 @@ def test_file_names_are_escaped(tmp_path: Path, name: bytes, missing: bool) -> N
             with open(path, "wb") as file:
                 file.write(b'{"failure_kind": "judge_faild"}\n{"failure_kind": 3}\n')
         return subprocess.run(
-            [*command(), path, str(other)],
+            [*command("audit"), path, str(other)],
             capture_output=True,
             timeout=TIMEOUT,
             env={**os.environ, "PYTHONIOENCODING": "utf-8"},
@@ -241,13 +235,13 @@ def test_exit_code_survives_a_closed_pipe(tmp_path: Path) -> None:
         '{"failure_kind": "judge_faild"}\n' * 10
         + "".join(json.dumps({"failure_kind": f"bad_{index}"}) + "\n" for index in range(5000))
     )
-    script = f"{' '.join(command())} missing.jsonl ok.jsonl --strict | true; echo ${{PIPESTATUS[0]}} >&2"
+    script = f"{AUDIT} missing.jsonl ok.jsonl --strict | true; echo ${{PIPESTATUS[0]}} >&2"
     result = subprocess.run(["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=TIMEOUT)
     lines = result.stderr.decode().splitlines()
     assert lines[-1] == "2"
     assert "failure-kinds audit: missing.jsonl: no such file" in lines
     assert "Traceback" not in result.stderr.decode()
-    script = f"{' '.join(command())} ok.jsonl --strict | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}} >&2"
+    script = f"{AUDIT} ok.jsonl --strict | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}} >&2"
     result = subprocess.run(["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=TIMEOUT)
     assert result.stderr.decode().splitlines()[-1] == "1"
 
@@ -336,7 +330,7 @@ def test_undeclared_values_count_under_strict(tmp_path: Path) -> None:
 @pytest.mark.parametrize("redirect", [">/dev/full", ">&-"], ids=["full", "closed"])
 def test_stdout_full_or_closed(tmp_path: Path, redirect: str) -> None:
     (tmp_path / "ok.jsonl").write_text('{"failure_kind": "cancelled"}\n')
-    script = f"{' '.join(command())} ok.jsonl {redirect}"
+    script = f"{AUDIT} ok.jsonl {redirect}"
     result = subprocess.run(["bash", "-c", script], capture_output=True, cwd=tmp_path, timeout=TIMEOUT)
     assert_clean(result, 2)
     assert len(result.stderr.decode().splitlines()) == 1

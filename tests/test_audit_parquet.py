@@ -9,29 +9,23 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
-import pytest
+from audit_support import run_here
+from helpers import run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds.audit.parquet as parquet_module
-from failure_kinds.audit import PartialReport, Pins, audit, render_json, settings_for
-from failure_kinds.audit.parallel import (
-    OrderedMerge,
-    Task,
-    audit_parallel,
-    audit_tasks,
-    plan,
-    run_task,
-)
-from failure_kinds.audit.progress import ByteProgress
-from failure_kinds.audit.sources import expand_inputs
-from failure_kinds.audit.state import AuditSettings
+from failure_kinds.audit import audit, expand_inputs, render_json, settings_for
+from failure_kinds.audit.tasks import audit_tasks, plan
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "rollout_failures.parquet"
@@ -46,12 +40,7 @@ KINDS = [
 
 
 def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "audit", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_cli("audit", *arguments)
 
 
 def as_lines(report_json: str) -> str:
@@ -69,16 +58,6 @@ def write_both(
     lines_path = folder / "rows.jsonl"
     lines_path.write_text("".join(json.dumps({"failure_kind": value}) + "\n" for value in values))
     return parquet_path, lines_path
-
-
-def run_here(
-    tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
-) -> PartialReport:
-    merge = OrderedMerge()
-    for task in reversed(tasks):
-        partial = run_task(task, settings, pins, fast=True)
-        merge.add(task.index, PartialReport.from_json(json.loads(json.dumps(partial.to_json()))))
-    return merge.result(settings)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -107,7 +86,7 @@ def test_rows_count_as_the_same_json_lines_would(
         parquet_path, lines_path = write_both(Path(folder), values, row_group_size, kind)
         expected = render_json(audit([str(lines_path)], distinct_limit=distinct_limit))
         caps = settings_for("failure_kind", distinct_limit=distinct_limit)
-        serial = render_json(audit_parallel([str(parquet_path)], caps, jobs=1))
+        serial = render_json(audit([str(parquet_path)], jobs=1, distinct_limit=distinct_limit))
         tasks = plan(expand_inputs([str(parquet_path)], []), 2, 1)
         if len(values) > task_rows + row_group_size:
             assert len(tasks) > 1  # runs of row groups, the later ones continuing the file
@@ -133,7 +112,7 @@ def test_a_column_that_is_not_text_is_invalid_and_null_is_without(
 ) -> None:
     path = tmp_path / "typed.parquet"
     pq.write_table(pa.table({"failure_kind": pa.array(values, type=kind)}), path)
-    report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+    report = json.loads(render_json(audit([str(path)], jobs=1)))
     assert (report["records"], report["invalid"], report["without_kind"], report["with_kind"]) == (3, 2, 1, 0)
     assert report["first_invalid"] == f"{path}:row 1"
 
@@ -144,7 +123,7 @@ def test_text_types_all_count_as_kinds(tmp_path: Path) -> None:
         pq.write_table(
             pa.table({"failure_kind": pa.array(["cancelled", None, "judge_faild"], type=kind)}), path
         )
-        report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+        report = json.loads(render_json(audit([str(path)], jobs=1)))
         assert (report["with_kind"], report["without_kind"]) == (2, 1), kind
         assert [row["first_seen"] for row in report["kinds"]] == [f"{path}:row 1", f"{path}:row 3"]
 
@@ -155,7 +134,7 @@ def test_a_null_column_and_a_missing_field_have_no_kind(tmp_path: Path) -> None:
         pa.table({"failure_kind": pa.nulls(5), "other": pa.array(["cancelled"] * 5)}), path, row_group_size=2
     )
     for field in ("failure_kind", "absent", "other.inner", "failure_kind.deeper"):
-        report = json.loads(render_json(audit_parallel([str(path)], settings_for(field), jobs=1)))
+        report = json.loads(render_json(audit([str(path)], field, jobs=1)))
         assert (report["records"], report["without_kind"]) == (5, 5), field
 
 
@@ -170,9 +149,7 @@ def test_a_dotted_field_goes_into_struct_columns(tmp_path: Path) -> None:
     ]
     path = tmp_path / "nested.parquet"
     pq.write_table(pa.table({"response": pa.array(values, type=outer)}), path)
-    report = json.loads(
-        render_json(audit_parallel([str(path)], settings_for("response.result.failure_kind"), jobs=1))
-    )
+    report = json.loads(render_json(audit([str(path)], "response.result.failure_kind", jobs=1)))
     assert (report["records"], report["with_kind"], report["without_kind"]) == (4, 2, 2)
     assert {row["value"]: row["first_seen"] for row in report["kinds"]} == {
         "cancelled": f"{path}:row 1",
@@ -212,7 +189,7 @@ def test_a_truncated_or_corrupt_file_is_named_and_the_rest_is_still_audited(cut:
             broken.write_bytes(data[:position] + bytes([data[position] ^ 0xFF]) + data[position + 1 :])
         good = Path(folder, "good.jsonl")
         good.write_text('{"failure_kind": "cancelled"}\n')
-        report = audit_parallel([str(broken), str(good)], settings_for("failure_kind"), jobs=1)
+        report = audit([str(broken), str(good)], jobs=1)
     assert report.files[-1].records == 1
     assert report.files[-1].error is None
     assert report.files[0].records <= 357
@@ -252,7 +229,7 @@ def test_text_that_is_not_utf8_is_unparseable_at_its_row(tmp_path: Path) -> None
     column = pa.array(values, pa.binary()).view(pa.string())  # written as text without validation
     path = tmp_path / "bytes.parquet"
     pq.write_table(pa.table({"failure_kind": column}), path)
-    report = json.loads(render_json(audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)))
+    report = json.loads(render_json(audit([str(path)], jobs=1)))
     assert (report["with_kind"], report["without_kind"], report["unparseable"]) == (2, 1, 2)
     assert report["first_unparseable"] == f"{path}:row 2"
     assert [row["value"] for row in report["kinds"]] == ["caf\u00e9", "cancelled"]
@@ -265,7 +242,7 @@ def test_a_file_without_rows_or_row_groups_counts_nothing(tmp_path: Path) -> Non
     empty_group = tmp_path / "empty_group.parquet"
     pq.write_table(pa.table({"failure_kind": pa.array([], pa.string())}), empty_group)
     for path in (no_groups, empty_group):
-        report = audit_parallel([str(path)], settings_for("failure_kind"), jobs=1)
+        report = audit([str(path)], jobs=1)
         assert (report.records, report.files[0].records, report.files[0].error) == (0, 0, None)
 
 
@@ -348,3 +325,15 @@ def test_a_field_that_is_not_utf8_finds_no_column_and_blames_no_file(prefix: str
         report = parquet_module.audit_parquet(str(path), settings_for(field)).report()
     assert (report.records, report.with_kind, report.without_kind) == (2, 0, 2)
     assert report.failed_files == []
+
+
+def test_the_library_reads_parquet_files_and_directories_as_the_command_does(tmp_path: Path) -> None:
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "rows.parquet").write_bytes(EXAMPLE.read_bytes())
+    (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
+    for inputs in ([str(EXAMPLE)], [str(tmp_path)]):
+        report = audit(inputs)
+        assert render_json(report) == cli(*inputs, "--format", "json").stdout
+        parquet_file = next(file for file in report.files if file.path.endswith(".parquet"))
+        assert (parquet_file.records, parquet_file.error) == (357, None)
+        assert report.unparseable == 0  # read as rows, not as lines of JSON

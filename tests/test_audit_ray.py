@@ -13,16 +13,19 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("ray")
+pytest.importorskip("pyarrow")
+
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
-import pytest
 import ray
+from helpers import command, run_cli
 from test_audit_parallel import read_terminal
 
-from failure_kinds.audit import audit, render_json, settings_for
-from failure_kinds.audit.parallel import audit_parallel
-from failure_kinds.audit.ray_engine import audit_ray
-from failure_kinds.audit.scale import looks_like_address
+from failure_kinds.audit import audit, render_json
+from failure_kinds.audit.engine import looks_like_address
 
 ROOT = Path(__file__).parent.parent
 
@@ -59,28 +62,25 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def local_report(inputs: list[str], **caps: int) -> str:
-    return render_json(audit_parallel(inputs, settings_for("failure_kind", None, None, **caps), jobs=1))
+    return render_json(audit(inputs, jobs=1, **caps))  # type: ignore[arg-type]
 
 
 def test_ray_gives_the_local_report(cluster: str, dataset: Path) -> None:
     inputs = [str(dataset), str(dataset / "g_rows.parquet")]
     expected = local_report(inputs)
-    assert render_json(audit_ray(inputs, settings_for("failure_kind"), chunk_bytes=4096)) == expected
+    assert render_json(audit(inputs, ray="", chunk_bytes=4096)) == expected
     report = json.loads(expected)
     assert report["unparseable"] >= 4
     assert any(file["error"] for file in report["files"])  # the truncated gzip file
     # The JSON Lines part is also what the serial one-pass engine says.
     lines_only = [str(dataset / "a_day1.jsonl"), str(dataset / "b_day2.jsonl.gz"), str(dataset / "c_more")]
-    assert render_json(audit_ray(lines_only, settings_for("failure_kind"), chunk_bytes=4096)) == render_json(
-        audit(lines_only)
-    )
+    assert render_json(audit(lines_only, ray="", chunk_bytes=4096)) == render_json(audit(lines_only, jobs=1))
 
 
 def test_uris_are_read_through_pyarrow_and_past_the_distinct_cap(cluster: str, dataset: Path) -> None:
     uri = f"file://{dataset}"
     inputs = [uri, f"{uri}/g_rows.parquet"]
-    settings = settings_for("failure_kind", distinct_limit=2, line_bytes=1000)
-    through_uri = render_json(audit_ray(inputs, settings, chunk_bytes=2048))
+    through_uri = render_json(audit(inputs, ray="", chunk_bytes=2048, distinct_limit=2, line_bytes=1000))
     expected = local_report(
         [str(dataset), str(dataset / "g_rows.parquet")], distinct_limit=2, line_bytes=1000
     )
@@ -90,18 +90,7 @@ def test_uris_are_read_through_pyarrow_and_past_the_distinct_cap(cluster: str, d
 
 
 def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster: str, dataset: Path) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "failure_kinds",
-        "audit",
-        "--ray",
-        cluster,
-        str(dataset),
-        "--format",
-        "json",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = run_cli("audit", "--ray", cluster, str(dataset), "--format", "json")
     assert result.returncode == 2  # the truncated gzip file
     assert result.stdout == local_report([str(dataset)])
     assert result.stderr.splitlines() == [
@@ -114,7 +103,7 @@ def test_the_command_shows_progress_on_a_terminal(cluster: str, dataset: Path) -
     leader, follower = pty.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "failure_kinds", "audit", str(dataset / "a_day1.jsonl"), "--ray", cluster],
+            command("audit", str(dataset / "a_day1.jsonl"), "--ray", cluster),
             stdout=subprocess.DEVNULL,
             stderr=follower,
         )
@@ -128,12 +117,7 @@ def test_the_command_shows_progress_on_a_terminal(cluster: str, dataset: Path) -
 
 
 def test_ray_refuses_stdin_in_one_line() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "-"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_cli("audit", "--ray", "-")
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "stdin" in result.stderr
@@ -155,13 +139,7 @@ def test_a_ray_value_that_is_not_an_address_is_a_path(value: str, address: bool)
 
 def test_an_address_that_does_not_answer_is_one_line_at_once(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "127.0.0.1:1", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    result = run_cli("audit", "--ray", "127.0.0.1:1", str(tmp_path))
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
@@ -184,12 +162,7 @@ def test_without_ray_the_option_is_a_usage_error_saying_what_to_install(tmp_path
 
 
 def test_a_uri_pyarrow_cannot_open_is_one_escaped_line() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "audit", "--ray", "bad\x1b[31m://x"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_cli("audit", "--ray", "bad\x1b[31m://x")
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "\x1b" not in result.stderr

@@ -515,7 +515,7 @@ class _RayAction(argparse.Action):
         values: str | Sequence[object] | None,
         option_string: str | None = None,
     ) -> None:
-        from failure_kinds.audit.scale import looks_like_address
+        from failure_kinds.audit.engine import looks_like_address
 
         value = values if isinstance(values, str) else ""
         if value and not looks_like_address(value):
@@ -529,34 +529,22 @@ def _run_audit(arguments: argparse.Namespace) -> int:
 
     config = load_project_config(arguments)
     try:
-        aliases = audit.load_alias_file(arguments.aliases) if arguments.aliases else {}
-        given: dict[str, str] = {}
-        for option in arguments.alias:
-            old, new = audit.parse_alias_option(option)
-            if given.setdefault(old, new) != new:
-                raise audit.AuditError(
-                    f"--alias {audit.printable(old)} is given twice, as {audit.printable(given[old])} "
-                    f"and as {audit.printable(new)}"
-                )
-        # The command line wins over the file, so one run can correct a file it shares with others.
-        aliases.update(given)
+        aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
         if arguments.decoder == "msgspec" and not audit.fast_available():
             raise audit.AuditError(
                 "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
                 "pip install '.[fast]' in a clone of failure-kinds"
             )
-        from failure_kinds.audit.scale import audit_at_scale
-
-        report = audit_at_scale(
+        report = audit.audit(
             [*getattr(arguments, "ray_paths", []), *arguments.paths],
-            jobs=arguments.jobs,
-            ray=arguments.ray,
-            tune_memory=True,
-            field_path=arguments.field,
-            aliases=aliases,
+            arguments.field,
+            aliases,
             fast=arguments.decoder != "stdlib",
             progress=sys.stderr,
             namespaces=dict(config.namespaces),
+            jobs=arguments.jobs,
+            ray=arguments.ray,
+            tune_memory=True,
             line_bytes=arguments.max_line_bytes,
         )
     except audit.AuditError as error:

@@ -1,16 +1,25 @@
-"""Count the failure kinds in JSON Lines rollout logs: which occurred, which are not in the vocabulary,
-what they probably meant, and how the counts regroup once legacy labels are aliased.
+"""Count the failure kinds in rollout logs (JSON Lines, plain or gzip, and Parquet): which occurred, which
+are not in the vocabulary, what they probably meant, and how the counts regroup once legacy labels are
+aliased.
 
-Every non-blank line is one record and lands in exactly one of: with a kind (a string at the field),
-without a kind (absent or null, or the path runs through a non-object), invalid (something else at the
-field), unparseable (not UTF-8, not JSON, not a JSON object, or longer than the line cap). Input is
+Every non-blank line (or row) is one record and lands in exactly one of: with a kind (a string at the
+field), without a kind (absent or null, or the path runs through a non-object), invalid (something else
+at the field), unparseable (not UTF-8, not JSON, not a JSON object, or longer than the line cap). Input is
 streamed; memory is bounded by the caps below, not by the size of the input.
 
-Modules: ``decoding`` (a line -> what it holds at the field), ``sources`` (files, directories, stdin,
-gzip, batches of lines under the line cap), ``state`` (the mergeable partial report), ``engine`` (the
-serial engine), ``report`` (the report built from a partial), ``render`` (text and JSON), ``aliases``,
-``progress``, ``errors``; the engines at scale build on them: ``scale`` (which engine), ``parallel``
-(``--jobs``), ``parquet``, ``ray_engine`` (``--ray``).
+``audit(inputs, ...) -> Report`` is the one entry point: the command calls it, and so can any program.
+It checks its arguments and builds the settings once, then reads in this process, with worker processes
+(``jobs``) or on a Ray cluster (``ray``); every engine gives the same report. ``render_text(report)``
+and ``render_json(report)`` write it.
+
+Modules, where to look: ``engine`` (the entry point, which engine), ``settings`` (the settings, the
+categories, the caps), ``decoding`` (a line -> what it holds at the field), ``sources`` (files,
+directories, stdin, gzip, batches of lines under the line cap), ``reader`` (reading in this process),
+``partial`` (the mergeable partial report), ``tally`` (counts under the distinct cap, and their merge),
+``wire`` (checked reading of partials sent as JSON), ``report`` (the report built from a partial),
+``render`` (text and JSON), ``aliases``, ``progress``, ``errors``; for engines that run tasks apart:
+``tasks`` (cutting the work, merging in order), ``parallel`` (``--jobs``), ``parquet``, ``ray_engine``
+(``--ray``).
 
 The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
 ---------------------------------------------------------------------
@@ -64,7 +73,7 @@ lines longer than ``LINE_BYTES`` are unparseable and skipped as they stream past
 
 from __future__ import annotations
 
-from .aliases import check_aliases, load_alias_file, parse_alias_option
+from .aliases import check_aliases, load_alias_file, merged_aliases, parse_alias_option
 from .decoding import (
     BLANK,
     INVALID,
@@ -75,23 +84,23 @@ from .decoding import (
     hashable,
     make_decoder,
 )
-from .engine import Auditor, audit, audit_file, audit_lines, settings_for
+from .engine import audit
 from .errors import AuditError, describe_read_error
+from .partial import FilePart, PartialReport, merge
 from .progress import Progress
+from .reader import audit_file, audit_lines
 from .render import printable, render_json, render_text
 from .report import FileReport, KindRow, Report
-from .sources import BATCH_BYTES, STDIN, STDIN_NAME, Source, expand_inputs
-from .state import (
+from .settings import (
     DISTINCT_LIMIT,
     LINE_BYTES,
     VALUE_CHARS,
     AuditSettings,
-    FilePart,
-    PartialReport,
     Pins,
     category_of,
-    merge,
+    settings_for,
 )
+from .sources import BATCH_BYTES, STDIN, STDIN_NAME, Source, expand_inputs
 
 __all__ = [
     "BATCH_BYTES",
@@ -105,7 +114,6 @@ __all__ = [
     "VALUE_CHARS",
     "AuditError",
     "AuditSettings",
-    "Auditor",
     "Decoder",
     "FastDecoder",
     "FilePart",
@@ -128,6 +136,7 @@ __all__ = [
     "load_alias_file",
     "make_decoder",
     "merge",
+    "merged_aliases",
     "parse_alias_option",
     "printable",
     "render_json",

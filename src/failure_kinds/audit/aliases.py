@@ -9,6 +9,10 @@ import failure_kinds
 
 from .errors import AuditError, describe_read_error
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 # An alias file larger than this is refused: it cannot be a real one, and a device must not be read whole.
 ALIAS_FILE_LIMIT = 4 * 1024 * 1024
 
@@ -16,27 +20,47 @@ ALIAS_FILE_LIMIT = 4 * 1024 * 1024
 def check_aliases(aliases: dict[str, str]) -> None:
     """Raise AuditError unless every alias maps an unregistered label to a registered kind."""
     for old, new in aliases.items():
-        pair = f"alias {_shown(old)} = {_shown(new)}"
+        pair = f"alias {_label(old)} = {_label(new)}"
         if not failure_kinds.is_registered(new):
             hint = failure_kinds.suggest(new)
             raise AuditError(
-                f"{pair}: {_shown(new)} is not a registered kind"
+                f"{pair}: {_label(new)} is not a registered kind"
                 + (f"; did you mean {hint!r}?" if hint else "")
             )
         if failure_kinds.is_registered(old):
-            raise AuditError(f"{pair}: {_shown(old)} is already a registered kind")
+            raise AuditError(f"{pair}: {_label(old)} is already a registered kind")
 
 
 def parse_alias_option(text: str) -> tuple[str, str]:
     """``OLD=NEW`` from the command line."""
     old, separator, new = text.partition("=")
     if not separator or not old or not new:
-        raise AuditError(f"--alias {_shown(text)}: expected OLD=NEW")
+        raise AuditError(f"--alias {_label(text)}: expected OLD=NEW")
     return old, new
 
 
-def _shown(value: str) -> str:
-    return failure_kinds._printable(value, 80)  # pyright: ignore[reportPrivateUsage]
+def _label(value: str) -> str:
+    from failure_kinds._display import shown
+
+    return shown(value, 80)
+
+
+def merged_aliases(path: str | None, options: Iterable[str]) -> dict[str, str]:
+    """The aliases of the ``--aliases`` file ``path`` (None: none) with the ``--alias OLD=NEW`` options
+    over them: the command line wins over the file, so one run can correct a file it shares with others.
+    One label given two different kinds on the command line is a usage error."""
+    from .render import printable
+
+    aliases = load_alias_file(path) if path is not None else {}
+    given: dict[str, str] = {}
+    for option in options:
+        old, new = parse_alias_option(option)
+        if given.setdefault(old, new) != new:
+            raise AuditError(
+                f"--alias {printable(old)} is given twice, as {printable(given[old])} and as {printable(new)}"
+            )
+    aliases.update(given)
+    return aliases
 
 
 def load_alias_file(path: str) -> dict[str, str]:
@@ -70,7 +94,7 @@ def load_alias_file(path: str) -> dict[str, str]:
     for old, new in cast("dict[str, object]", table).items():
         if not isinstance(new, str):
             raise AuditError(
-                f"--aliases {shown}: the alias for {_shown(old)} must be a string, not {type(new).__name__}"
+                f"--aliases {shown}: the alias for {_label(old)} must be a string, not {type(new).__name__}"
             )
         aliases[old] = new
     return aliases

@@ -1,160 +1,115 @@
-"""The serial engine: audits files, directories and stdin in this process, one partial report for all."""
+"""The audit's one entry point: ``audit(inputs, ...)``, for the command and the library alike.
+
+It checks the arguments and builds the settings once, then hands them to the engine that reads: this
+process alone, worker processes (``jobs``, see ``parallel``) or a Ray cluster (``ray``, see
+``ray_engine``). Every engine reads JSON Lines (plain or gzip) and Parquet, and gives the same report
+for the same inputs.
+"""
 
 from __future__ import annotations
 
-from .aliases import check_aliases
-from .errors import AuditError, describe_read_error
-from .progress import Progress
-from .sources import BATCH_BYTES, Input, Source, expand_inputs, open_source, read_batches
-from .state import AuditSettings, PartialReport
+import os
+import re
+
+from .errors import AuditError
+from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
+from .sources import expand_inputs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import IO
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Final
 
     from .report import Report
-    from .state import Pins
+
+# Below this many bytes in all, worker processes cost more than they save: one pass in this process.
+PARALLEL_MIN_BYTES: Final = 32 << 20
+_HOST_PORT: Final = re.compile(r"[\w.\-\[\]:]+:\d+")
 
 
-def settings_for(
-    field_path: str = "failure_kind",
-    aliases: dict[str, str] | None = None,
-    namespaces: dict[str, tuple[str, ...]] | None = None,
-    **caps: int,
-) -> AuditSettings:
-    """Checked settings: AuditError for an empty --field segment or an alias that maps nowhere."""
-    segments = field_path.split(".")
-    if not all(segments):
-        raise AuditError(f"--field {field_path!r} has an empty segment")
-    check_aliases(aliases or {})
-    return AuditSettings(field_path, dict(aliases or {}), dict(namespaces or {}), **caps)
-
-
-def audit_lines(
-    lines: Iterable[bytes],
-    path: str,
-    settings: AuditSettings,
-    *,
-    continuation: bool = False,
-    pins: Pins | None = None,
-    fast: bool = True,
-) -> PartialReport:
-    """The partial report of ``lines`` (bytes, one line each, line ends optional), read as the file (or,
-    with ``continuation``, the part of the file after an earlier partial's part) named ``path``."""
-    partial = PartialReport(settings, pins, fast)
-    partial.start_file(path, continuation=continuation)
-    batch: list[bytes] = []
-    size = 0
-    for line in lines:
-        batch.append(line)
-        size += len(line)
-        if size >= BATCH_BYTES:
-            partial.add_lines(batch)
-            batch, size = [], 0
-    if batch:
-        partial.add_lines(batch)
-    return partial
-
-
-def audit_file(
-    path: str,
-    settings: AuditSettings,
-    *,
-    start: int = 0,
-    stop: int | None = None,
-    pins: Pins | None = None,
-    fast: bool = True,
-) -> PartialReport:
-    """The partial report of bytes ``start`` to ``stop`` (None: the end) of the plain file ``path``.
-    ``start`` must be 0 or the offset just after a newline; ``stop`` the same or the end. A range that
-    starts after 0 is a continuation. Gzip files can only be read whole (``start=0, stop=None``)."""
-    partial = PartialReport(settings, pins, fast)
-    source = Source(path, path)
-    partial.start_file(path, continuation=start > 0)
-    _read(partial, source, start, stop, None)
-    return partial
-
-
-class Auditor:
-    """Accumulates one partial report over any number of inputs; ``report()`` turns it into a Report."""
-
-    def __init__(
-        self,
-        field_path: str = "failure_kind",
-        aliases: dict[str, str] | None = None,
-        fast: bool = True,
-        progress: IO[str] | None = None,
-        namespaces: dict[str, tuple[str, ...]] | None = None,
-        **caps: int,
-    ) -> None:
-        self.settings: AuditSettings = settings_for(field_path, aliases, namespaces, **caps)
-        self.partial: PartialReport = PartialReport(self.settings, fast=fast)
-        self.progress: Progress = Progress(progress)
-
-    def add_source(self, source: Source) -> None:
-        self.partial.start_file(source.display)
-        _read(self.partial, source, 0, None, self.progress)
-
-    def report(self) -> Report:
-        return self.partial.report()
-
-
-def _read(
-    partial: PartialReport, source: Source, start: int, stop: int | None, progress: Progress | None
-) -> None:
-    try:
-        data = open_source(source, start)
-    except OSError as error:
-        partial.add_error(describe_read_error(error))
-        return
-    count_input(partial, data, None if stop is None else stop - start, progress, source.display)
-
-
-def count_input(
-    partial: PartialReport,
-    data: Input,
-    limit: int | None = None,
-    progress: Progress | None = None,
-    display: str = "",
-) -> None:
-    """Count the lines of ``data`` (at most ``limit`` bytes) into the current file of ``partial``, then
-    close it; a read error ends the data and is noted on the file. Every engine that reads JSON Lines
-    reads them through this (the serial and ``--jobs`` engines here, Ray's tasks on their nodes)."""
-    part = partial.files[-1]
-    try:
-        for lines in read_batches(data, partial.settings.line_bytes, limit):
-            if isinstance(lines, int):
-                partial.add_blank(lines)
-            elif lines is None or getattr(lines, "overlong", False):
-                partial.add_overlong()
-            else:
-                partial.add_read_lines(lines)
-            if progress is not None:
-                progress.update(display, part.records)
-    finally:
-        data.close()
-        if progress is not None:
-            progress.clear()
-    if data.error is not None:
-        partial.add_error(describe_read_error(data.error))
+def looks_like_address(value: str) -> bool:
+    """Whether ``--ray VALUE`` names a cluster (``auto``, ``local``, ``ray://...``, ``host:port``) rather
+    than the first path to audit (``--ray logs/``)."""
+    if value in ("auto", "local") or value.startswith("ray://"):
+        return True
+    return _HOST_PORT.fullmatch(value) is not None and not os.path.exists(value)
 
 
 def audit(
     inputs: Sequence[str],
     field_path: str = "failure_kind",
-    aliases: dict[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
     fast: bool = True,
     progress: IO[str] | None = None,
-    namespaces: dict[str, tuple[str, ...]] | None = None,
-    **caps: int,
+    namespaces: Mapping[str, Sequence[str]] | None = None,
+    *,
+    jobs: int | None = None,
+    ray: str | None = None,
+    chunk_bytes: int | None = None,
+    tune_memory: bool = False,
+    distinct_limit: int = DISTINCT_LIMIT,
+    value_chars: int = VALUE_CHARS,
+    line_bytes: int = LINE_BYTES,
 ) -> Report:
-    """Audit ``inputs`` (paths, directories, or "-" for stdin) and return the report. ``caps``:
-    ``distinct_limit``, ``value_chars``, ``line_bytes`` (see AuditSettings)."""
-    auditor = Auditor(field_path, aliases, fast=fast, progress=progress, namespaces=namespaces, **caps)
+    """Audit ``inputs`` (files, directories, "-" for stdin; with ``ray`` also URIs) and return the report.
+
+    ``field_path``: the dotted path of the kind in each record. ``aliases``: legacy label -> the
+    registered kind it stands for. ``fast``: decode with msgspec when it is installed. ``progress``: a
+    stream for a progress line (shown only on a terminal). ``namespaces``: declared servers -> their
+    kinds, which makes other kinds of those servers undeclared.
+
+    ``jobs``: worker processes (None: one per available core); inputs under PARALLEL_MIN_BYTES in all
+    are read in this process unless ``chunk_bytes`` (the size of a byte range) is given. ``ray``: run on
+    the Ray cluster at that address instead ("": the one ``ray.init()`` finds or starts). ``tune_memory``:
+    keep freed memory in this process (``parallel.keep_freed_memory``), as the command does; a
+    process-wide setting, so off by default for callers. ``distinct_limit``, ``value_chars`` and
+    ``line_bytes`` are the caps (see ``AuditSettings``).
+
+    AuditError for arguments that cannot be audited (a usage error), before anything is read.
+    """
+    if not inputs:
+        raise AuditError("give at least one PATH: a file, a directory, a URI (with --ray) or - for stdin")
+    if jobs is not None and jobs < 1:
+        raise AuditError(f"--jobs {jobs}: give at least 1")
+    if jobs is not None and ray is not None:
+        raise AuditError(
+            "--jobs and --ray cannot be combined: on Ray, the cluster's CPUs set how many tasks run"
+        )
+    settings = settings_for(
+        field_path,
+        aliases,
+        namespaces,
+        distinct_limit=distinct_limit,
+        value_chars=value_chars,
+        line_bytes=line_bytes,
+    )
     notes: list[str] = []
-    for source in expand_inputs(inputs, notes):
-        auditor.add_source(source)
-    report = auditor.report()
+    if ray is not None:
+        from .ray_engine import audit_ray
+
+        merged = audit_ray(
+            inputs,
+            notes,
+            settings,
+            address=ray or None,
+            fast=fast,
+            progress=progress,
+            chunk_bytes=chunk_bytes,
+        )
+    else:
+        from .parallel import audit_jobs, default_jobs, keep_freed_memory
+
+        if tune_memory:
+            keep_freed_memory()
+        merged = audit_jobs(
+            expand_inputs(inputs, notes),
+            settings,
+            jobs=default_jobs() if jobs is None else jobs,
+            fast=fast,
+            progress=progress,
+            chunk_bytes=chunk_bytes,
+            min_bytes=PARALLEL_MIN_BYTES if chunk_bytes is None else 0,
+        )
+    report = merged.report()
     report.notes = notes
     return report

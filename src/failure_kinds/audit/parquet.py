@@ -17,14 +17,14 @@ from collections import Counter, deque
 
 from .decoding import INVALID, UNPARSEABLE
 from .errors import AuditError, describe_read_error
-from .state import PartialReport
+from .partial import PartialReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final
 
-    from .state import AuditSettings, Pins
+    from .settings import AuditSettings, Pins
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
@@ -134,7 +134,9 @@ def add_parquet(
             counts, firsts = _tally(pa, compute, values)
             _add(partial, counts, firsts)
     except _AmbiguousColumn as error:
-        partial.add_error(f"not auditable: {escape_controls(str(error))}")
+        from failure_kinds._display import escape
+
+        partial.add_error(f"not auditable: {escape(str(error))}")
     except AuditError:
         raise
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
@@ -290,9 +292,6 @@ def _describe(error: BaseException) -> str:
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if len(message) > 200:
         message = message[:200] + "..."
-    return f"not a readable Parquet file ({escape_controls(message)})"
+    from failure_kinds._display import escape  # pyarrow's messages echo paths
 
-
-def escape_controls(text: str) -> str:
-    """``text`` with every character that is not printable escaped: pyarrow's messages echo paths."""
-    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+    return f"not a readable Parquet file ({escape(message)})"

@@ -12,14 +12,17 @@ filesystem pyarrow opens for it, with that filesystem's usual credentials on eac
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import json
 import logging
 
-from .engine import count_input
 from .errors import AuditError, describe_read_error
-from .parallel import (
+from .partial import PartialReport
+from .reader import count_input
+from .render import printable
+from .settings import AuditSettings, Pins
+from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip
+from .tasks import (
     GZIP,
     LINES,
     PARQUET,
@@ -27,21 +30,18 @@ from .parallel import (
     OrderedMerge,
     Task,
     audit_tasks,
-    next_line_start,
+    line_starts,
     plan,
+    ranges,
+    run_task_json,
 )
-from .render import printable
-from .sources import GZIP_MAGIC, STDIN, Input, expand_inputs
-from .state import PartialReport, Pins
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import IO, Any, Final
 
     from .progress import ByteProgress
-    from .report import Report
-    from .state import AuditSettings
 
 INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): "
@@ -66,18 +66,18 @@ def _ray() -> Any:
 
 def audit_ray(
     inputs: Sequence[str],
+    notes: list[str],
     settings: AuditSettings,
     *,
     address: str | None = None,
     fast: bool = True,
     progress: IO[str] | None = None,
     chunk_bytes: int | None = None,
-) -> Report:
-    """Audit ``inputs`` (paths, directories, URIs) on the Ray cluster at ``address`` (None: the one
-    ``ray.init()`` finds, e.g. through RAY_ADDRESS, else a new local one). When this call starts Ray,
-    it also shuts it down."""
+) -> PartialReport:
+    """The partial of ``inputs`` (paths, directories, URIs) audited on the Ray cluster at ``address``
+    (None: the one ``ray.init()`` finds, e.g. through RAY_ADDRESS, else a new local one), with remarks
+    such as an empty directory added to ``notes``. When this call starts Ray, it also shuts it down."""
     ray = _ray()
-    notes: list[str] = []
     if STDIN in inputs:
         raise AuditError("--ray reads files, directories and URIs, not - (stdin)")
     tasks = _plan_all(inputs, notes, chunk_bytes or RAY_CHUNK_BYTES)
@@ -97,13 +97,10 @@ def audit_ray(
             ) from None
         started = True
     try:
-        merged = audit_tasks(tasks, settings, _ray_runner(fast), progress)
+        return audit_tasks(tasks, settings, _ray_runner(fast), progress)
     finally:
         if started:
             ray.shutdown()
-    report = merged.report()
-    report.notes = notes
-    return report
 
 
 def _option(address: str | None) -> str:
@@ -112,11 +109,9 @@ def _option(address: str | None) -> str:
 
 def _first_sentence(error: BaseException) -> str:
     """The error's first sentence, cut, with any control character escaped (it may echo the input)."""
-    from .parquet import escape_controls
+    from failure_kinds._display import escape
 
-    return escape_controls(
-        (str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200]
-    )
+    return escape((str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200])
 
 
 # Ray retries an unreachable head for a minute or more, printing as it goes: a plain connection attempt
@@ -156,7 +151,7 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
         planned = (
             _plan_uri(item, notes, chunk_bytes)
             if is_uri(item)
-            else plan(expand_inputs([item], notes, parquet=True), 1, chunk_bytes)
+            else plan(expand_inputs([item], notes), 1, chunk_bytes)
         )
         for task in planned:
             tasks.append(
@@ -212,23 +207,12 @@ def _plan_remote_file(filesystem: Any, shown: str, name: str, chunk_bytes: int) 
     try:
         size = int(filesystem.get_file_info(name).size or 0)
         with filesystem.open_input_file(name) as file:
-            head = bytes(file.read(len(GZIP_MAGIC)))
-            if name.endswith(".gz") or head == GZIP_MAGIC:
+            if is_gzip(name, bytes(file.read(len(GZIP_MAGIC)))):
                 return [Task(0, GZIP, shown, shown, 0, None, size)]
-            starts = [0]
-            target = chunk_bytes
-            while target < size:
-                start = next_line_start(file, target, size)
-                if start >= size:
-                    break
-                starts.append(start)
-                target = start + chunk_bytes
+            starts = line_starts(file, size, chunk_bytes)
     except Exception:
         return [Task(0, LINES, shown, shown, 0, None, 0)]
-    return [
-        Task(0, LINES, shown, shown, start, stop, (size if stop is None else stop) - start)
-        for start, stop in zip(starts, [*starts[1:], None], strict=True)
-    ]
+    return [Task(0, LINES, shown, shown, start, stop, length) for start, stop, length in ranges(starts, size)]
 
 
 def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
@@ -254,42 +238,21 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
     except OSError as error:
         partial.add_error(describe_read_error(error))
         return partial
-    if task.kind == GZIP:
-        unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-
-        def close_both() -> None:
-            unzipped.close()
-            raw.close()
-
-        data = Input(unzipped.read1, close_both)
-    else:
-        data = Input(_reader(raw, task.start), raw.close)
+    try:
+        # A range after the start is plain; a whole file is gzip by the one test every reader uses.
+        data = decompressed(raw, path, task.start)
+    except Exception as error:  # the seek or the first read: pyarrow raises OSError and others alike
+        raw.close()
+        partial.add_error(describe_read_error(error))
+        return partial
     count_input(partial, data, None if task.stop is None else task.stop - task.start)
     return partial
-
-
-def _reader(raw: Any, start: int) -> Callable[[int], bytes]:
-    """Reads from byte ``start`` of a pyarrow file; the seek happens on the first read, so an error in
-    it is kept by Input like any other read error."""
-    sought = False
-
-    def read(size: int) -> bytes:
-        nonlocal sought
-        if not sought:
-            raw.seek(start)
-            sought = True
-        return bytes(raw.read(size))
-
-    return read
 
 
 def _map_tasks(
     batch: dict[str, Any], settings_json: str, pins_json: str | None, fast: bool
 ) -> dict[str, list[object]]:
     """The map over task descriptions: each batch holds one task; its row becomes the partial's JSON."""
-    from .parallel import run_task_json
-    from .state import AuditSettings
-
     indexes: list[object] = []
     partials: list[object] = []
     for task_json in batch["task"]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import failure_kinds
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
@@ -28,7 +26,9 @@ def printable(value: str, limit: int = _NAME_LIMIT) -> str:
     never break it."""
     if value and value.isprintable() and value.strip() == value:
         return value
-    return failure_kinds._printable(value, limit)  # pyright: ignore[reportPrivateUsage]
+    from failure_kinds._display import shown
+
+    return shown(value, limit)
 
 
 def shown_location(location: str) -> str:

@@ -3,34 +3,33 @@ per-server totals and the per-file results, built from a partial report."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import failure_kinds
 
-from .state import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shown_value
+from .settings import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shown_value
+from .tally import spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .state import Location, PartialReport
+    from .partial import PartialReport
+    from .wire import Location
 
 
+@dataclass
 class KindRow:
     """One distinct value found at the field, or (value None) the overflow row of a category."""
 
-    __slots__ = ("canonical", "category", "count", "first_seen", "length", "suggestion", "value")
-
-    def __init__(
-        self, value: str | None, count: int, category: str, first_seen: str, length: int | None = None
-    ) -> None:
-        self.value: str | None = value
-        """The value, cut to the audit's value cut (see ``length``); None for an overflow row."""
-        if length is None:
-            length = 0 if value is None else len(value)
-        self.length: int = length
-        """The value's full length in characters (0 for an overflow row)."""
-        self.count: int = count
-        self.category: str = category
-        self.first_seen: str = first_seen
-        self.suggestion: str | None = None
-        self.canonical: str | None = None
+    value: str | None
+    """The value, cut to the audit's value cut (see ``length``); None for an overflow row."""
+    count: int
+    category: str
+    first_seen: str
+    length: int = 0
+    """The value's full length in characters (0 for an overflow row)."""
+    suggestion: str | None = None
+    canonical: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -44,44 +43,42 @@ class KindRow:
         }
 
 
+@dataclass
 class FileReport:
     """What one input gave: its records, and the error that stopped reading it, if any."""
 
-    __slots__ = ("error", "path", "records")
-
-    def __init__(self, path: str, records: int = 0, error: str | None = None) -> None:
-        self.path: str = path
-        self.records: int = records
-        self.error: str | None = error
+    path: str
+    records: int = 0
+    error: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "records": self.records, "error": self.error}
 
 
+@dataclass
 class Report:
     """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
     of a category (its overflow row included) add up to its records; the per-server totals (plus
     ``namespaces_overflow``) add up to the namespaced and undeclared records."""
 
-    def __init__(self, field: str) -> None:
-        self.field: str = field
-        self.records: int = 0
-        self.with_kind: int = 0
-        self.without_kind: int = 0
-        self.invalid: int = 0
-        self.unparseable: int = 0
-        self.first_invalid: str | None = None
-        self.first_unparseable: str | None = None
-        self.overlong: int = 0
-        """Lines longer than the line cap, among the unparseable ones."""
-        self.first_overlong: str | None = None
-        self.kinds: list[KindRow] = []
-        self.namespaces: dict[str, int] = {}
-        self.namespaces_overflow: int = 0
-        """Records of servers past the distinct cap, counted together."""
-        self.files: list[FileReport] = []
-        self.notes: list[str] = []
-        """Remarks for stderr, such as a directory without any input file in it."""
+    field: str
+    records: int = 0
+    with_kind: int = 0
+    without_kind: int = 0
+    invalid: int = 0
+    unparseable: int = 0
+    first_invalid: str | None = None
+    first_unparseable: str | None = None
+    overlong: int = 0
+    """Lines longer than the line cap, among the unparseable ones."""
+    first_overlong: str | None = None
+    kinds: list[KindRow] = dataclasses.field(default_factory=list[KindRow])
+    namespaces: dict[str, int] = dataclasses.field(default_factory=dict[str, int])
+    namespaces_overflow: int = 0
+    """Records of servers past the distinct cap, counted together."""
+    files: list[FileReport] = dataclasses.field(default_factory=list[FileReport])
+    notes: list[str] = dataclasses.field(default_factory=list[str])
+    """Remarks for stderr, such as a directory without any input file in it."""
 
     @property
     def failed_files(self) -> list[FileReport]:
@@ -142,8 +139,7 @@ def build_report(partial: PartialReport) -> Report:
         category = values.categories[key]
         first = values.first[key]
         if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
-            known = overflow.get(category)
-            overflow[category] = (count, first) if known is None else (known[0] + count, min(known[1], first))
+            spill(overflow, category, count, first)
             continue
         value, length = shown_value(key, settings.value_chars)
         row = KindRow(value, count, category, partial.location(first) or "", length)
@@ -181,4 +177,6 @@ _CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
 
 def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
     """The declared ``server:kind`` an undeclared value most likely meant."""
-    return failure_kinds._suggest_any(value, namespaces)  # pyright: ignore[reportPrivateUsage]
+    from failure_kinds._suggest import suggest_any
+
+    return suggest_any(value, namespaces)

@@ -6,6 +6,7 @@ import errno
 import io
 import os
 import sys
+from dataclasses import dataclass
 
 from .errors import AuditError
 
@@ -23,27 +24,31 @@ STDIN_NAME: Final = "<stdin>"
 GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
+@dataclass(frozen=True)
 class Source:
     """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error`` is set for a
     directory that could not be listed: reading the source then fails with it."""
 
-    __slots__ = ("display", "error", "path")
-
-    def __init__(self, display: str, path: str | None, error: OSError | None = None) -> None:
-        self.display: str = display
-        self.path: str | None = path
-        self.error: OSError | None = error
+    display: str
+    path: str | None
+    error: OSError | None = None
 
 
 def is_parquet(path: str) -> bool:
     return path.lower().endswith(".parquet")
 
 
-def expand_inputs(inputs: Sequence[str], notes: list[str], *, parquet: bool = False) -> list[Source]:
-    """Files as given, directories as their *.jsonl and *.jsonl.gz regular files, and with ``parquet``
-    (the command's engines, which read Parquet) their *.parquet files too (recursively, one sorted order;
-    a FIFO or device there is never opened, symbolic links to directories are not followed), "-" as
-    stdin. A directory that cannot be listed becomes a source that fails with the reason."""
+def is_gzip(name: str, head: bytes) -> bool:
+    """Whether an input is gzip, by its first bytes or by its name (a ``.gz`` file that is not gzip is
+    reported as such, not read as text). The one test every reader and planner uses."""
+    return head == GZIP_MAGIC or name.endswith(".gz")
+
+
+def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
+    """Files as given, directories as their *.jsonl, *.jsonl.gz and *.parquet regular files
+    (recursively, one sorted order; a FIFO or device there is never opened, symbolic links to
+    directories are not followed), "-" as stdin. A directory that cannot be listed becomes a source that
+    fails with the reason."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
     from .render import printable
@@ -53,19 +58,20 @@ def expand_inputs(inputs: Sequence[str], notes: list[str], *, parquet: bool = Fa
         if item == STDIN:
             sources.append(Source(STDIN_NAME, None))
         elif os.path.isdir(item):
-            found = _walk(item, parquet)
+            found = _walk(item)
             if not found:
-                kinds = "*.jsonl, *.jsonl.gz or *.parquet" if parquet else "*.jsonl or *.jsonl.gz"
-                notes.append(f"{printable(item)}: no {kinds} files in this directory")
+                notes.append(
+                    f"{printable(item)}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory"
+                )
             sources.extend(found)
         else:
             sources.append(Source(item, item))
     return sources
 
 
-def _walk(top: str, parquet: bool) -> list[Source]:
+def _walk(top: str) -> list[Source]:
     def wanted(name: str) -> bool:
-        return name.endswith((".jsonl", ".jsonl.gz")) or (parquet and is_parquet(name))
+        return name.endswith((".jsonl", ".jsonl.gz")) or is_parquet(name)
 
     found: list[Source] = []
     folders = [top]
@@ -178,16 +184,23 @@ def open_source(source: Source, start: int = 0) -> Input:
     else:
         raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned Input
     try:
-        if start:
-            raw.seek(start)  # a range of a plain file; gzip is read whole
-            head = b""
-        else:
-            head = raw.read(2)
+        return decompressed(raw, source.display, start)
     except BaseException:
         raw.close()
         raise
+
+
+def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
+    """The bytes of the open stream ``raw`` (a local file, stdin, a file of a remote filesystem) from
+    byte ``start``, gunzipped when it is gzip (see ``is_gzip``; a range after the start of a file is
+    plain, as gzip is read whole). Closing the Input closes ``raw``."""
+    if start:
+        raw.seek(start)
+        head = b""
+    else:
+        head = raw.read(len(GZIP_MAGIC))
     stream = _Prefixed(head, raw)
-    if head == GZIP_MAGIC or (not start and source.display.endswith(".gz")):
+    if not start and is_gzip(name, head):
         import gzip
 
         unzipped = gzip.GzipFile(fileobj=stream, mode="rb")
