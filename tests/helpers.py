@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
+# Where the prose lives: the README and the documentation site's pages.
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 # A regression that blocks on a FIFO, a device or a pipe fails the test instead of hanging the suite.
 TIMEOUT = 120
@@ -32,9 +35,7 @@ def run_cli(
     None for an empty standard input. Output that is not UTF-8 is kept with surrogate escapes, so a test
     can still see what the command wrote. ``env`` adds to (not replaces) this process's environment.
     """
-    result = run_cli_bytes(
-        *arguments, cwd=cwd, stdin=stdin, env=env, timeout=timeout, preexec_fn=preexec_fn
-    )
+    result = run_cli_bytes(*arguments, cwd=cwd, stdin=stdin, env=env, timeout=timeout, preexec_fn=preexec_fn)
     return subprocess.CompletedProcess(
         result.args,
         result.returncode,
@@ -89,3 +90,14 @@ def needs(*modules: str) -> pytest.MarkDecorator:
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (an optional extra)")
 
+
+def doc_recipes() -> dict[str, str]:
+    """The documentation's recipes by name: each python block right after a `<!-- recipe: NAME -->` line
+    of the README or of a page in docs/. A name used twice is an error, so no recipe hides another."""
+    found: dict[str, str] = {}
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        for match in re.finditer(r"<!-- recipe: (\w+) -->\n```python\n(.*?)```", text, flags=re.DOTALL):
+            assert match[1] not in found, f"recipe {match[1]!r} is defined twice"
+            found[match[1]] = match[2]
+    return found

@@ -1,0 +1,309 @@
+"""The documentation says what the code does: the README and the pages in docs/ are run, compared and built.
+
+In a recipe (a python block after `<!-- recipe: NAME -->`), a comment `# logs: TEXT` is a line the recipe
+writes to stderr and `# prints: TEXT` a line it writes to stdout (nothing else may be written to either),
+and `#   error: TEXT` right after a commented-out call is the error mypy reports for that call once it is
+uncommented (`...` ends a shortened message). A block after `<!-- commands: ... -->` is a terminal
+session: each `$ COMMAND` runs from the repository's top directory and prints exactly the lines below it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import DOCUMENTS, ROOT, doc_recipes, needs, run_cli
+
+DOCS = ROOT / "docs"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+LOGGED = re.compile(r"^# logs: (?P<line>.*)$", flags=re.MULTILINE)
+PRINTED = re.compile(r"^# prints: (?P<line>.*)$", flags=re.MULTILINE)
+CHECKED = re.compile(r"^# (?P<code>\w+\(.*\)) .*\n#   error: (?P<message>.*)$", flags=re.MULTILINE)
+# A fenced block with the comment line right above it (or None), its info string and its body.
+FENCED = re.compile(r"(?:^(?P<marker><!--[^\n]*-->)\n)?^```(?P<info>[a-z]*)\n(?P<body>.*?)^```$", re.M | re.S)
+PYTEST_RECIPE = "<!-- pytest recipe:"
+COMMANDS = "<!-- commands:"
+# Blocks of commands that another test module runs: the worked example (tests/test_worked_example.py).
+RUN_ELSEWHERE = ("<!-- worked example:",)
+
+
+def blocks(marker: str) -> list[tuple[Path, str]]:
+    """Every fenced block, in the README and the pages, right after a comment line starting with `marker`."""
+    return [
+        (document, found["body"])
+        for document in DOCUMENTS
+        for found in FENCED.finditer(document.read_text(encoding="utf-8"))
+        if (found["marker"] or "").startswith(marker)
+    ]
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+# the README
+
+
+def test_readme_keeps_to_its_budget() -> None:
+    assert len(README.splitlines()) <= 250
+    for section in ("## Use it in your code", "## Install", "## Quickstart", "## Documentation"):
+        assert f"\n{section}\n" in README, section
+    assert "make demo" in README
+    assert "make test" in README
+
+
+def test_readme_links_lead_somewhere() -> None:
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    local = [target for target in targets if "://" not in target]
+    assert local, "the README links the documentation"
+    assert [target for target in local if not (ROOT / target).exists()] == []
+    assert {f"docs/{path.name}" for path in DOCS.glob("*.md")} <= set(local), "every page is linked"
+
+
+def test_no_release_tag_is_named() -> None:
+    """A clone carries no tags, so no document may install from or pin to one as if it existed."""
+    for path in [*DOCUMENTS, ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md"]:
+        text = path.read_text(encoding="utf-8")
+        # A tag such as v1.2.3, not a version inside a URL (semver.org/spec/v2.0.0.html).
+        assert re.findall(r"(?<![/\w])v\d+\.\d+\.\d+\b", text) == [], path.name
+        assert "rev: v" not in text, path.name
+
+
+def test_included_sections_exist() -> None:
+    """Each `--8<-- "README.md:NAME"` of a page has its start and end markers in the README."""
+    included = [
+        name
+        for document in DOCUMENTS
+        for name in re.findall(r'--8<-- "README\.md:([\w-]+)"', document.read_text(encoding="utf-8"))
+    ]
+    assert set(included) == {"first-use", "install", "pre-commit"}
+    for name in included:
+        start = README.index(f"<!-- --8<-- [start:{name}] -->")
+        assert README.index(f"<!-- --8<-- [end:{name}] -->") > start, name
+
+
+# recipes
+
+
+def test_every_python_block_is_run() -> None:
+    unmarked = [
+        f"{document.name}: {found['body'].splitlines()[0]}"
+        for document in DOCUMENTS
+        for found in FENCED.finditer(document.read_text(encoding="utf-8"))
+        if found["info"] == "python"
+        and not (found["marker"] or "").startswith(("<!-- recipe:", PYTEST_RECIPE))
+    ]
+    assert unmarked == []
+    assert {"first_use", "dataclass", "typeddict", "pydantic", "metric_label", "namespaced"} <= set(
+        doc_recipes()
+    )
+
+
+def needs_for(code: str) -> list[pytest.MarkDecorator]:
+    """A recipe that imports pydantic skips without it, as its extra may not be installed."""
+    return [needs("pydantic")] if re.search(r"^(from|import) pydantic\b", code, flags=re.MULTILINE) else []
+
+
+RECIPES = [pytest.param(name, marks=needs_for(code), id=name) for name, code in sorted(doc_recipes().items())]
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_recipe_runs(name: str, tmp_path: Path) -> None:
+    code = doc_recipes()[name]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == LOGGED.findall(code)
+    assert result.stdout.splitlines() == PRINTED.findall(code)
+
+
+def test_first_recipe_shows_a_log_line_and_a_checker_error() -> None:
+    code = doc_recipes()["first_use"]
+    assert LOGGED.findall(code)
+    assert CHECKED.findall(code)
+
+
+def mypy_errors(code: str, folder: Path) -> list[str]:
+    """mypy's errors for `code`, checked as users' code is: against the stub in stubs/."""
+    source = folder / "recipe.py"
+    source.write_text(code, encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "mypy.ini"),
+            "--cache-dir",
+            str(folder / ".mypy_cache"),
+            "--no-error-summary",
+            "--hide-error-codes",
+            str(source),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    return [line.split(": error: ", 1)[1] for line in result.stdout.splitlines() if ": error: " in line]
+
+
+@needs("mypy")
+@pytest.mark.parametrize("name", RECIPES)
+def test_recipe_shows_what_mypy_says(name: str, tmp_path: Path) -> None:
+    code = doc_recipes()[name]
+    assert mypy_errors(code, tmp_path) == []
+    for found in CHECKED.finditer(code):
+        # The rejected call, uncommented, at the end of the recipe: mypy must report exactly the shown error.
+        errors = mypy_errors(code + found["code"] + "\n", tmp_path)
+        shown = found["message"]
+        assert len(errors) == 1, errors
+        if shown.endswith("..."):
+            assert errors[0].startswith(shown.removesuffix("...").rstrip()), errors[0]
+        else:
+            assert errors[0] == shown
+
+
+def test_pytest_recipe_passes_and_fails_on_a_misspelling(tmp_path: Path) -> None:
+    ((_, code),) = blocks(PYTEST_RECIPE)
+    assert '"judge_failed"' in code
+    for kind, code_expected in (("judge_failed", 0), ("judge_faild", 1)):
+        (tmp_path / "test_recipe.py").write_text(
+            code.replace('"judge_failed"', f'"{kind}"'), encoding="utf-8"
+        )
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--failure-kinds-strict"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert result.returncode == code_expected, result.stdout + result.stderr
+        assert ("judge_faild" in result.stdout) == (kind == "judge_faild"), result.stdout
+
+
+# command outputs
+
+
+def sessions() -> list[tuple[str, str, str]]:
+    """(page, command, output) for every `$ COMMAND` of every commands block."""
+    found: list[tuple[str, str, str]] = []
+    for document, body in blocks(COMMANDS):
+        for chunk in ("\n" + body).split("\n$ ")[1:]:
+            shown_command, _, output = chunk.partition("\n")
+            found.append((document.name, shown_command, output))
+    return found
+
+
+def test_every_shell_session_is_run() -> None:
+    """A block that shows `$ COMMAND` and its output is run here or by the module its marker names."""
+    sessions_shown = [
+        (document.name, found["marker"])
+        for document in DOCUMENTS
+        for found in FENCED.finditer(document.read_text(encoding="utf-8"))
+        if found["body"].startswith("$ ")
+    ]
+    assert sessions_shown
+    unrun = [shown for shown in sessions_shown if not (shown[1] or "").startswith((COMMANDS, *RUN_ELSEWHERE))]
+    assert unrun == []
+    assert {"lint.md", "cli.md"} <= {document for document, _, _ in sessions()}
+
+
+@pytest.mark.parametrize(("document", "shown", "output"), sessions(), ids=lambda value: value[:30])
+def test_command_prints_what_the_page_shows(document: str, shown: str, output: str) -> None:
+    program, *arguments = shlex.split(shown)
+    assert program == "failure-kinds", f"{document}: only the package's command is run here"
+    result = run_cli(*arguments)
+    assert result.stderr == ""
+    assert result.returncode in (0, 1)  # 1: the findings the example is there to show
+    assert result.stdout == output
+
+
+# marked blocks compared with the code
+
+
+def test_audit_json_report_is_the_example_report() -> None:
+    """The annotated JSON report on the audit page is the example's real report, its lists cut short."""
+    ((_, body),) = blocks("<!-- audit json report:")
+    result = run_cli(
+        "audit", "examples/rollout_failures.jsonl", "--aliases", "examples/aliases.toml", "--format", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    real = json.loads(result.stdout)
+    # Each line is JSON text, then two spaces or more, then what it means: keep the JSON.
+    text = "\n".join(re.split(r"(?<=\S)\s{2,}", line, maxsplit=1)[0] for line in body.splitlines())
+    shown = json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+    assert list(shown) == list(real), "the same fields, in the same order"
+    for key, value in shown.items():
+        if key == "kinds":
+            assert value == real["kinds"][: len(value)]
+            assert list(value[0]) == list(real["kinds"][0])
+        elif key == "canonical":
+            assert value.items() <= real["canonical"].items()
+        else:
+            assert value == real[key], key
+
+
+def test_declaration_is_the_worked_examples() -> None:
+    ((_, body),) = blocks("<!-- declaration:")
+    example = tomllib.loads((ROOT / "examples" / "swe_env" / "pyproject.toml").read_text(encoding="utf-8"))
+    assert tomllib.loads(body) == {"tool": {"failure-kinds": example["tool"]["failure-kinds"]}}
+
+
+def vocabulary_hook() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("vocabulary_hook", DOCS / "hooks" / "vocabulary.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vocabulary_page_is_written_from_the_enum() -> None:
+    from failure_kinds import FailureKind
+
+    hook = vocabulary_hook()
+    source = page("vocabulary.md")
+    assert source.count(hook.MARKER) == 1
+    built = hook.with_vocabulary(source)
+    listed = run_cli("list", "--format", "markdown")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout in built + "\n"
+    for kind in FailureKind:
+        assert f"| `{kind.value}` | {kind.description} |" in built
+    assert hook.with_vocabulary("no marker here") == "no marker here"
+
+
+@needs("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: every link and anchor resolves, every page is in the navigation, every
+    included section and API object is found."""
+    site = tmp_path / "site"
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    vocabulary = (site / "vocabulary" / "index.html").read_text(encoding="utf-8")
+    assert "<code>transport_timeout</code>" in vocabulary
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert "validate_failure_kind" in api
+    quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
+    assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"
