@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import string
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from helpers import run_cli
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from failure_kinds.cli import main
 from failure_kinds.config import SIZE_LIMIT, ConfigError, ProjectConfig, load_config
 
 DECLARATION = """\
@@ -216,3 +221,92 @@ def test_a_pyproject_that_is_not_a_file_is_named(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pyproject.toml")
     with pytest.raises(ConfigError, match=r"pyproject\.toml: not a regular file"):
         load_config(start=tmp_path)
+
+
+# A table spelled almost as ours is named, not silently ignored.
+
+
+def header(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.booleans(), min_size=14, max_size=14),
+    st.sampled_from(["_", ".", " ", "__", "-_", "-"]),
+)
+def test_a_misspelled_table_is_a_warning_and_is_not_read(
+    tmp_path_factory: pytest.TempPathFactory, upper: list[bool], separator: str
+) -> None:
+    # Each letter in upper or lower case; the list is as long as the longest spelling.
+    key = "".join(
+        letter.upper() if raise_it else letter
+        for letter, raise_it in zip(f"failure{separator}kinds", upper, strict=False)
+    )
+    folder = tmp_path_factory.mktemp("config")
+    pyproject = write(
+        folder / "pyproject.toml",
+        f'[tool.{header(key)}.namespaces]\nswe_env = ["patch_apply_failed"]\n',
+    )
+    config = load_config(start=folder)
+    if key == "failure-kinds":
+        assert (config.namespaces, config.warnings) == ({"swe_env": ("patch_apply_failed",)}, ())
+        return
+    assert config.namespaces == {}
+    shown = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else repr(key)
+    assert config.warnings == (
+        f"{pyproject}: [tool.{shown}] is not read; did you mean [tool.failure-kinds]?",
+    )
+    # Beside the right table it is named all the same, and the right one is read.
+    with pyproject.open("a") as file:
+        file.write('[tool.failure-kinds.namespaces]\nweb_env = ["page_load_failed"]\n')
+    both = load_config(start=folder)
+    assert both.namespaces == {"web_env": ("page_load_failed",)}
+    assert both.warnings == config.warnings
+
+
+def test_other_tools_tables_are_not_warned_about(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ruff]\nline-length = 100\n[tool.failure-kind]\n[tool.kinds]\n")
+    assert load_config(start=tmp_path).warnings == ()
+
+
+def test_the_command_names_the_misspelled_table_on_stderr(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.failure_kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n')
+    result = run_cli("check", "swe_env:anything", cwd=tmp_path)
+    # Nothing was declared, so the name is merely namespaced; the warning does not change the exit code.
+    assert (result.returncode, result.stdout) == (0, "swe_env:anything  namespaced\n")
+    assert result.stderr == (
+        "failure-kinds check: warning: pyproject.toml: [tool.failure_kinds] is not read; "
+        "did you mean [tool.failure-kinds]?\n"
+    )
+
+
+# A crafted configuration path cannot forge a line in any command's error.
+
+CRAFTED = (
+    st.lists(
+        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\x07", ": error: ", "\udcff"]), min_size=1
+    )
+    .map("".join)
+    .filter(lambda name: not name.isprintable())
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(CRAFTED, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"]))
+def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
+    capsys: pytest.CaptureFixture[str], name: str, problem: str, command: str
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.toml"
+        if problem == "malformed":
+            path.write_text('[namespaces]\nswe_env = ["Bad"]\n')
+        elif problem == "not TOML":
+            path.write_text("[namespaces\n")
+        target = "cancelled" if command == "check" else folder
+        code = main([command, "--config", str(path), target])
+        out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.isprintable()
+    assert line.startswith(f"failure-kinds {command}: error: ")

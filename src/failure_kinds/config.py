@@ -14,6 +14,9 @@ directory; one without the table declares nothing. ``--config FILE`` names the f
 ``pyproject.toml`` is read at ``[tool.failure-kinds]`` as usual, any other file (``failure-kinds.toml``,
 say) holds the same keys at its top level (``generate = ...`` and a ``[namespaces]`` table).
 
+A table spelled almost so (``[tool.failure_kinds]``, another case) is not read, and is named in
+:attr:`ProjectConfig.warnings` as the likely misspelling it is, for the command to show.
+
 Anything malformed is a :class:`ConfigError` whose message names the file and the entry.
 """
 
@@ -25,9 +28,6 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-
-# This module shares the core's private helpers on purpose: they are one package.
-# pyright: reportPrivateUsage=false
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ class ProjectConfig:
     path: Path | None = None
     namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
     generate_path: Path | None = None
+    # What is not an error but is likely a mistake, one line each, for the command to show on stderr.
+    warnings: tuple[str, ...] = ()
 
     def declared_names(self) -> frozenset[str]:
         """Every declared kind as its full ``server:kind`` name."""
@@ -81,8 +83,8 @@ def load_config(
         path = Path(config_file)
         document = _read_toml(path)
         if path.name == PYPROJECT:
-            return _parse(path, _tool_table(path, document), TABLE)
-        return _parse(path, document, "")
+            return _parse(path, *_tool_table(path, document), TABLE)
+        return _parse(path, document, (), "")
     if start is None:
         try:
             start = Path.cwd()
@@ -92,7 +94,7 @@ def load_config(
     found = find_pyproject(start)
     if found is None:
         return ProjectConfig()
-    return _parse(found, _tool_table(found, _read_toml(found)), TABLE)
+    return _parse(found, *_tool_table(found, _read_toml(found)), TABLE)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -144,14 +146,31 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply", whole_file=True) from None
 
 
-def _tool_table(path: Path, document: dict[str, object]) -> dict[str, object]:
+def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:
+    """The ``[tool.failure-kinds]`` table of a pyproject.toml, and a warning for each table under
+    ``[tool]`` that only differs from it in case, underscores or spaces: not read, so not silently."""
     tool = _table(document.get("tool", {}))
     if tool is None:
         raise ConfigError(f"{shown_path(path)}: [tool] must be a table")
     table = _table(tool.get("failure-kinds", {}))
     if table is None:
         raise ConfigError(f"{shown_path(path)}: [{TABLE}] must be a table")
-    return table
+    warnings = tuple(
+        f"{shown_path(path)}: [tool.{_shown_key(key)}] is not read; did you mean [{TABLE}]?"
+        for key in tool
+        if key != "failure-kinds" and _loose(key) == _loose("failure-kinds")
+    )
+    return table, warnings
+
+
+def _loose(key: str) -> str:
+    """A table name as a person may misremember it: any case, ``_``, ``-``, ``.`` or a space between words."""
+    return re.sub(r"[-_.\s]+", "-", key.strip().lower())
+
+
+def _shown_key(key: str) -> str:
+    """A TOML key as written in a table header: bare when it can be, else quoted and escaped."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _shown(key)
 
 
 def _table(value: object) -> dict[str, object] | None:
@@ -162,7 +181,7 @@ def _table(value: object) -> dict[str, object] | None:
     return {str(key): item for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
-def _parse(path: Path, table: dict[str, object], prefix: str) -> ProjectConfig:
+def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], prefix: str) -> ProjectConfig:
     """``prefix`` is where the keys sit in the file: "tool.failure-kinds" or "" for the top level."""
     where = shown_path(path)
     in_table = f" [{prefix}]" if prefix else ""
@@ -204,12 +223,13 @@ def _parse(path: Path, table: dict[str, object], prefix: str) -> ProjectConfig:
         if not target.endswith(".py"):
             raise ConfigError(f"{label}: {_shown(target)} is not a .py file")
         generate_path = path.parent / target
-    return ProjectConfig(path=path, namespaces=namespaces, generate_path=generate_path)
+    return ProjectConfig(path=path, namespaces=namespaces, generate_path=generate_path, warnings=warnings)
 
 
 def _shown(value: str) -> str:
-    text = repr(value[: _SHOWN_LIMIT + 1])
-    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 3] + "..."
+    from failure_kinds._display import shown
+
+    return shown(value, _SHOWN_LIMIT)
 
 
 def shown_path(path: Path) -> str:
@@ -220,6 +240,6 @@ def shown_path(path: Path) -> str:
     text = os.fsdecode(path)
     if text.isprintable():
         return text
-    import failure_kinds
+    from failure_kinds._display import shown
 
-    return failure_kinds._printable(text, _PATH_LIMIT)
+    return shown(text, _PATH_LIMIT)
