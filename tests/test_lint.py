@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from helpers import ROOT, needs, run_cli
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import lint
-
-ROOT = Path(__file__).parent.parent
+from failure_kinds.cli import main
 
 
 def refuse(monkeypatch: pytest.MonkeyPatch, *refused: Path) -> None:
@@ -154,14 +156,7 @@ def test_directories_are_searched_recursively(tmp_path: Path) -> None:
 
 
 def run(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # A timeout, so that a regression that blocks on a FIFO or a device fails instead of hanging the suite.
-    return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "lint", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_cli("lint", *arguments, cwd=cwd)
 
 
 def test_command_text_output_and_exit_codes(tmp_path: Path) -> None:
@@ -211,11 +206,11 @@ def test_fk000_does_not_stop_the_other_files(tmp_path: Path) -> None:
     assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["FK000", "FK001"]
 
 
+@needs("pre_commit")
 def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     """The hooks, installed by pre-commit itself from this repository, fail on a misspelled or undeclared
     kind and on a missing generated module, with the declaration read from the project's pyproject.toml."""
     pre_commit = Path(sys.executable).parent / "pre-commit"
-    assert pre_commit.exists(), "pre-commit is a test dependency"
     project = tmp_path / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -243,9 +238,7 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     assert "bad.py:1:24: FK001 unregistered failure kind 'judge_faild'" in failing.stdout
     assert "undeclared.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed'" in failing.stdout
     assert "declared.py is missing; run failure-kinds generate" in failing.stdout
-    written = subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "generate"], cwd=project, capture_output=True, text=True
-    )
+    written = run_cli("generate", cwd=project)
     assert written.returncode == 0, written.stderr
     passing = subprocess.run(
         [*command, "good.py", "pyproject.toml", "declared.py"],
@@ -455,8 +448,6 @@ def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
 
 
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
-    import os
-
     (tmp_path / "a_fifo.py").parent.mkdir(exist_ok=True)
     os.mkfifo(tmp_path / "a_fifo.py")
     (tmp_path / "b_device.py").symlink_to("/dev/zero")
@@ -489,8 +480,6 @@ def test_files_past_the_size_cap_are_fk000_unread(tmp_path: Path) -> None:
 def test_missing_paths_and_unreadable_directories_are_named_the_rest_linted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
-
     (tmp_path / "locked").mkdir()
     (tmp_path / "locked" / "hidden.py").write_text('row = {"failure_kind": "bad"}\n')
     (tmp_path / "open").mkdir()
@@ -555,19 +544,12 @@ def test_columns_count_characters_in_the_declared_encoding(prefix: str, encoding
 
 
 def test_file_names_are_shown_escaped(tmp_path: Path) -> None:
-    import os
-
     crafted = "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
     (tmp_path / crafted).write_text('row = {"failure_kind": "bad"}\n')
     raw = os.fsencode(tmp_path) + b"/caf\xe9.py"
     with open(raw, "wb") as file:
         file.write(b'row = {"failure_kind": "bad"}\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "lint", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
+    result = run(str(tmp_path))
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 2
@@ -650,3 +632,77 @@ def test_any_bytes_give_findings_never_an_exception(source: bytes) -> None:
         assert "\n" not in str(finding)
     if any(finding.code == "FK000" for finding in findings):
         assert len(findings) == 1
+
+
+# The linted file's own compiler warnings are the file's business: none reaches stderr or the caller.
+
+INVALID_ESCAPES = st.lists(
+    st.sampled_from(["\\d", "\\w", "\\.", "\\ ", "\\q", "\\%", "\\/"]), min_size=1, max_size=5
+).map("".join)
+
+
+@settings(max_examples=50, deadline=None)
+@given(INVALID_ESCAPES, st.sampled_from(["bad", "cancelled"]))
+def test_the_linted_files_warnings_are_captured(escapes: str, kind: str) -> None:
+    import warnings
+
+    # "is" with a literal is a SyntaxWarning on every supported Python; an invalid escape is one on 3.12+.
+    source = f'pattern = "{escapes}"\nif pattern is "x": pass\nrow = {{"failure_kind": "{kind}"}}\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        findings = lint.Checker().check_source(source.encode(), "escapes.py")
+    assert caught == []
+    assert [(finding.code, finding.line) for finding in findings] == ([("FK001", 3)] if kind == "bad" else [])
+
+
+def test_the_command_prints_none_of_the_linted_files_warnings(tmp_path: Path) -> None:
+    crafted = tmp_path / "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
+    crafted.write_text('pattern = "\\d"\nif pattern is "x": pass\nrow = {"failure_kind": "bad"}\n')
+    # "error" would turn a warning that escaped into a failure; the default filters would print it.
+    for filters in ("default", "error", "always"):
+        result = run_cli("lint", str(crafted), env={"PYTHONWARNINGS": filters})
+        assert result.stderr == ""
+        assert result.returncode == 1
+        (line,) = result.stdout.splitlines()
+        assert line.isprintable()
+        assert line.endswith(":3:24: FK001 unregistered failure kind 'bad'")
+
+
+# Every path in every message is escaped: a crafted file name cannot forge a finding line.
+
+CRAFTED_NAMES = (
+    st.lists(
+        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\x07", ":1:1: FK001 forged", "\udcff"]),
+        min_size=1,
+        max_size=10,
+    )
+    .map("".join)
+    .filter(lambda name: not name.isprintable())
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(CRAFTED_NAMES, st.sampled_from(["finding", "unparseable", "missing", "fifo", "directory"]))
+def test_a_crafted_file_name_is_one_escaped_line(
+    capsys: pytest.CaptureFixture[str], name: str, problem: str
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        path = root / f"{name}.py"
+        if problem == "finding":
+            path.write_text('row = {"failure_kind": "bad"}\n')
+        elif problem == "unparseable":
+            path.write_text("def (:\n\u202e\n")
+        elif problem == "fifo":
+            os.mkfifo(path)
+        elif problem == "directory":
+            (root / name).mkdir()
+            (root / name / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
+            path = root / name
+        code = main(["lint", str(path)])
+        out, err = capsys.readouterr()
+    lines = out.splitlines() + err.splitlines()
+    (line,) = lines
+    assert line.isprintable(), line
+    expected = {"finding": 1, "unparseable": 1, "directory": 1, "missing": 2, "fifo": 2}[problem]
+    assert code == expected

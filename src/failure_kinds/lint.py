@@ -18,17 +18,16 @@ Codes:
 Only regular files are read, each up to SIZE_LIMIT bytes.
 """
 
-# This module shares the core's private helpers on purpose: they are one package.
-# pyright: reportPrivateUsage=false
-
 from __future__ import annotations
 
 import ast
 import os
 import re
 import stat
+import warnings
 
 import failure_kinds
+from failure_kinds._runtime import category
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +54,8 @@ _WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "Not
 _ANNOTATION_DEPTH: Final = 16
 _ANNOTATION_TEXT: Final = 200
 _PATH_LIMIT: Final = 1000
+# A literal in a message is cut to this many characters.
+_SHOWN_LIMIT: Final = 200
 
 _NOQA = re.compile(rb"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -63,7 +64,11 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 def shown_path(path: str) -> str:
     """``path`` as printed: as is when printable, else quoted and escaped, so a crafted file name cannot
     forge a finding or reach a terminal raw."""
-    return path if path.isprintable() else failure_kinds._printable(path, _PATH_LIMIT)
+    if path.isprintable():
+        return path
+    from failure_kinds._display import shown
+
+    return shown(path, _PATH_LIMIT)
 
 
 class Finding:
@@ -95,7 +100,14 @@ class Finding:
         }
 
     def __str__(self) -> str:
-        return f"{shown_path(self.path)}:{self.line}:{self.col}: {self.code} {self.message}"
+        # A parser's message can quote the file's own characters (an "invalid character" is printed as
+        # itself), so the message is escaped like the path.
+        message = self.message
+        if not message.isprintable():
+            from failure_kinds._display import escape
+
+            message = escape(message)
+        return f"{shown_path(self.path)}:{self.line}:{self.col}: {self.code} {message}"
 
 
 class _Unreadable(Exception):
@@ -197,6 +209,13 @@ class Checker:
         self.triggers = tuple(name.encode() for name in (*self.fields, *CHECKED_FUNCTIONS, "FailureKind"))
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
+        # What the compiler warns about in the linted file (an invalid escape sequence is a SyntaxWarning
+        # on Python 3.12 and later) is the file's business, not a finding, and not ours to print.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._check_source(source, path)
+
+    def _check_source(self, source: bytes, path: str) -> list[Finding]:
         if len(source) > SIZE_LIMIT:
             return [_unlintable(path, 1, 1, f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB; not read")]
         try:
@@ -337,26 +356,30 @@ class Checker:
         value = literal.value
         if not isinstance(value, str):
             return None
-        category = failure_kinds._category(value, self.namespaces)
-        if category in ("registered", "namespaced"):
+        found = category(value, self.namespaces)
+        if found in ("registered", "namespaced"):
             return None
-        if category == "undeclared":
+        from failure_kinds._display import shown
+
+        if found == "undeclared":
+            from failure_kinds._suggest import suggest_any
+
             code = "FK003"
             server = value.partition(":")[0]
-            message = f"undeclared failure kind {failure_kinds._shown(value)}: {server} declares no such kind"
-            hint = failure_kinds._suggest_any(value, self.namespaces)
+            message = f"undeclared failure kind {shown(value, _SHOWN_LIMIT)}: {server} declares no such kind"
+            hint = suggest_any(value, self.namespaces)
             if hint is not None:
                 message += f"; did you mean {hint!r}?"
         elif ":" in value:
             code = "FK002"
             message = (
-                f"malformed namespaced failure kind {failure_kinds._shown(value)}: "
+                f"malformed namespaced failure kind {shown(value, _SHOWN_LIMIT)}: "
                 "expected <server>:<kind>, each [a-z][a-z0-9_]*"
             )
         else:
             code = "FK001"
             hint = failure_kinds.suggest(value)
-            message = f"unregistered failure kind {failure_kinds._shown(value)}"
+            message = f"unregistered failure kind {shown(value, _SHOWN_LIMIT)}"
             if hint is not None:
                 message += f"; did you mean {hint!r}?"
         line_number = literal.lineno
