@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import command, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import FAILURE_KINDS
-from failure_kinds.cli import check_name
+from failure_kinds.commands.check import CHECK_BATCH, check_name
 
 DECLARED = {"swe_env": ("patch_apply_failed", "test_collection_error")}
 
 
-def run(
-    *arguments: str, cwd: Path, stdin: int | None = None, text_input: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "check", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=stdin,
-        input=text_input,
-    )
+def run(*arguments: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli("check", *arguments, cwd=cwd, stdin=stdin)
 
 
 @pytest.fixture
@@ -90,7 +83,7 @@ def test_malformed_declaration_is_a_usage_error(tmp_path: Path) -> None:
 def test_stdin_closed_is_one_line_and_exit_2(project: Path) -> None:
     # The shell closes descriptor 0 before the interpreter starts, so sys.stdin is None.
     shell = subprocess.run(
-        f"{sys.executable} -m failure_kinds check - <&-",
+        f"{shlex.join(command('check', '-'))} <&-",
         shell=True,
         capture_output=True,
         text=True,
@@ -102,7 +95,7 @@ def test_stdin_closed_is_one_line_and_exit_2(project: Path) -> None:
 
 
 def test_stdin_names_include_undeclared(project: Path) -> None:
-    result = run("-", cwd=project, text_input="swe_env:patch_apply_failed\nswe_env:test_colection_error\n")
+    result = run("-", cwd=project, stdin="swe_env:patch_apply_failed\nswe_env:test_colection_error\n")
     assert result.returncode == 1
     assert (
         "swe_env:test_colection_error  undeclared, did you mean 'swe_env:test_collection_error'?"
@@ -134,14 +127,12 @@ def test_category_follows_the_declaration(name: str) -> None:
 
 
 def test_json_is_one_array_across_batches(project: Path) -> None:
-    from failure_kinds.cli import CHECK_BATCH
-
     names = [f"swe_env:kind_{index}" if index % 3 else "cancelled" for index in range(CHECK_BATCH * 2 + 7)]
-    result = run("-", "--format", "json", cwd=project, text_input="\n".join(names) + "\n")
+    result = run("-", "--format", "json", cwd=project, stdin="\n".join(names) + "\n")
     assert result.returncode == 1
     expected = [check_name(name, DECLARED) for name in names]
     assert result.stdout == json.dumps(expected, indent=2) + "\n"
-    empty = run("-", "--format", "json", cwd=project, text_input="\n \n")
+    empty = run("-", "--format", "json", cwd=project, stdin="\n \n")
     assert (empty.returncode, empty.stdout) == (0, "[]\n")
 
 

@@ -8,25 +8,26 @@ then with its stdout broken in each way.
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, command, run_cli, run_cli_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import FAILURE_KINDS
 from failure_kinds.cli import build_parser
 
-ROOT = Path(__file__).parent.parent
 EXAMPLE = "examples/rollout_failures.jsonl"
 ALIASES = "examples/aliases.toml"
-COMMAND = [sys.executable, "-m", "failure_kinds"]
-ENVIRONMENT = {**os.environ, "PYTHONIOENCODING": "utf-8"}
 
 # Source whose lint finds one misspelled kind per line.
 LINT_SOURCE = "".join(f'record(failure_kind="{kind}x")\n' for kind in sorted(FAILURE_KINDS))
@@ -81,45 +82,42 @@ def arguments_of(invocation: Invocation) -> list[str]:
     return [LINT_PATHS[-1] if argument == LINT_FILE else argument for argument in invocation.arguments]
 
 
-def run(invocation: Invocation, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*COMMAND, *arguments_of(invocation)],
-        input=invocation.stdin,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=ENVIRONMENT,
-        timeout=120,
-    )
+def run(
+    invocation: Invocation, preexec_fn: Callable[[], object] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_cli(*arguments_of(invocation), stdin=invocation.stdin, preexec_fn=preexec_fn)
 
 
-def run_in_shell(invocation: Invocation, redirection: str) -> subprocess.CompletedProcess[str]:
-    """The invocation with a shell redirection of its own descriptors, e.g. `>&-` or `<&-`."""
-    return subprocess.run(
-        ["bash", "-c", f'"$@" {redirection}', "bash", *COMMAND, *arguments_of(invocation)],
-        input=invocation.stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=ENVIRONMENT,
-        timeout=120,
-    )
+# What the child does with its own descriptors before the command starts, as a shell redirection would.
 
 
-def closed_pipe() -> int:
-    """The write end of a pipe whose reader is already gone: the first write fails with EPIPE."""
+def closed_pipe_stdout() -> None:
+    """Standard output is a pipe whose reader is already gone: the first write fails with EPIPE."""
     read_end, write_end = os.pipe()
     os.close(read_end)
-    return write_end
+    os.dup2(write_end, 1)
+    os.close(write_end)
+
+
+def full_stdout() -> None:
+    """`>/dev/full`: every write fails with ENOSPC."""
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, 1)
+    os.close(full)
+
+
+def closed_stdout() -> None:
+    """`>&-`."""
+    os.close(1)
+
+
+def closed_stdin() -> None:
+    """`<&-`."""
+    os.close(0)
 
 
 def with_closed_pipe(invocation: Invocation) -> subprocess.CompletedProcess[str]:
-    write_end = closed_pipe()
-    try:
-        return run(invocation, stdout=write_end)
-    finally:
-        os.close(write_end)
+    return run(invocation, preexec_fn=closed_pipe_stdout)
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
@@ -159,12 +157,12 @@ def test_closed_pipe_later_in_the_stream(earned: dict[Invocation, subprocess.Com
     ]:
         script = '"$@" | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
         result = subprocess.run(
-            ["bash", "-c", script, "bash", *COMMAND, *arguments],
+            ["bash", "-c", script, "bash", *command(*arguments)],
             input=stdin,
             capture_output=True,
             text=True,
             cwd=ROOT,
-            env=ENVIRONMENT,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
             timeout=120,
         )
         normal = run(Invocation(arguments, stdin))
@@ -176,8 +174,8 @@ def test_closed_pipe_later_in_the_stream(earned: dict[Invocation, subprocess.Com
 @pytest.mark.parametrize(
     ("redirection", "message"),
     [
-        (">/dev/full", "failure-kinds: error: cannot write to standard output: No space left on device"),
-        (">&-", "failure-kinds: error: standard output is closed"),
+        (full_stdout, "failure-kinds: error: cannot write to standard output: No space left on device"),
+        (closed_stdout, "failure-kinds: error: standard output is closed"),
     ],
     ids=["full", "closed"],
 )
@@ -185,11 +183,11 @@ def test_closed_pipe_later_in_the_stream(earned: dict[Invocation, subprocess.Com
 def test_full_or_closed_stdout_is_one_line_and_exit_2(
     invocation: Invocation,
     earned: dict[Invocation, subprocess.CompletedProcess[str]],
-    redirection: str,
+    redirection: Callable[[], None],
     message: str,
 ) -> None:
     expected = earned[invocation]
-    result = run_in_shell(invocation, redirection)
+    result = run(invocation, preexec_fn=redirection)
     assert_no_traceback(result)
     assert result.returncode == 2
     # The run's own diagnostics first, then the one line about the output that could not be written.
@@ -207,7 +205,7 @@ def test_full_or_closed_stdout_is_one_line_and_exit_2(
     ],
 )
 def test_closed_stdin_is_one_line_and_exit_2(arguments: tuple[str, ...]) -> None:
-    result = run_in_shell(Invocation(arguments), "<&-")
+    result = run(Invocation(arguments), preexec_fn=closed_stdin)
     assert_no_traceback(result)
     assert result.returncode == 2
     assert result.stdout == ""
@@ -216,7 +214,7 @@ def test_closed_stdin_is_one_line_and_exit_2(arguments: tuple[str, ...]) -> None
 
 
 def test_empty_stdin_is_not_closed_stdin() -> None:
-    result = run_in_shell(Invocation(("check", "-")), "</dev/null")
+    result = run_cli("check", "-", stdin=subprocess.DEVNULL)
     assert result.returncode == 0
     assert result.stderr == ""
 
@@ -281,6 +279,16 @@ def test_mistyped_subcommand_says_what_was_meant(typed: str, meant: str) -> None
     assert f"did you mean {meant!r}?" in line
 
 
+def one_edit_apart(typed: str, option: str) -> bool:
+    """Whether one letter added, dropped or replaced, or one swap of neighbours, turns one into the other."""
+    if typed in slips(option):
+        return True
+    shorter, longer = sorted((typed, option), key=len)
+    if len(longer) - len(shorter) == 1:
+        return any(longer[:index] + longer[index + 1 :] == shorter for index in range(len(longer)))
+    return len(typed) == len(option) and sum(a != b for a, b in zip(typed, option, strict=True)) == 1
+
+
 @pytest.mark.parametrize(("subcommand", "typed", "meant"), mistyped_options())
 def test_mistyped_option_says_what_was_meant(subcommand: str, typed: str, meant: str) -> None:
     arguments = [subcommand, *POSITIONALS.get(subcommand, [])] if subcommand else []
@@ -290,7 +298,13 @@ def test_mistyped_option_says_what_was_meant(subcommand: str, typed: str, meant:
     (line,) = result.stderr.splitlines()
     prog = f"failure-kinds {subcommand}".strip()
     assert line.startswith(f"{prog}: error: unrecognized arguments: {typed}")
-    assert line.endswith(f"; did you mean {meant}? (see {prog} --help)")
+    # A slip of one option can be a slip of another too (--aliass: --alias or --aliases); either is right.
+    parser = SUBCOMMANDS.get(subcommand) if subcommand else build_parser()
+    assert parser is not None
+    suggested = line.removesuffix(f"? (see {prog} --help)").rpartition("; did you mean ")[2]
+    assert suggested == meant or (
+        suggested in long_options(parser) and one_edit_apart(typed[2:], suggested[2:])
+    ), line
 
 
 @pytest.mark.parametrize(
@@ -346,13 +360,8 @@ def hostile_invocations() -> list[list[bytes]]:
 
 @pytest.mark.parametrize("arguments", hostile_invocations(), ids=lambda arguments: repr(arguments)[:40])
 def test_hostile_argument_is_one_escaped_bounded_line(arguments: list[bytes]) -> None:
-    result = subprocess.run(
-        [sys.executable.encode(), b"-m", b"failure_kinds", *arguments],
-        capture_output=True,
-        cwd=ROOT,
-        env=ENVIRONMENT,
-        timeout=120,
-    )
+    # os.fsdecode gives back the same bytes when the child's argument vector is encoded.
+    result = run_cli_bytes(*map(os.fsdecode, arguments))
     assert result.returncode == 2
     assert result.stdout == b""
     assert result.stderr.endswith(b"\n")
@@ -365,20 +374,13 @@ def test_hostile_argument_is_one_escaped_bounded_line(arguments: list[bytes]) ->
 # The locale's encoding: names it cannot show are written escaped, and stdin is read as UTF-8 whatever
 # the locale says, so neither ends a run or loses its findings.
 
-ASCII_LOCALE = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
+ASCII_LOCALE = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
 
 
 def run_with(
-    arguments: list[str], env: dict[str, str], data: bytes | None = None, cwd: Path | None = None
+    arguments: list[str], env: dict[str, str], data: bytes | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", *arguments],
-        input=data,
-        capture_output=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_cli_bytes(*arguments, stdin=data, env=env, cwd=cwd)
 
 
 @given(
@@ -436,8 +438,80 @@ def test_one_label_aliased_to_two_kinds_is_a_usage_error(tmp_path: Path, aliases
     log = tmp_path / "log.jsonl"
     log.write_text('{"failure_kind": "x"}\n')
     options = [part for alias in aliases for part in ("--alias", alias)]
-    result = run_with(["audit", str(log), *options], dict(os.environ))
+    result = run_with(["audit", str(log), *options], {})
     assert result.returncode == 2
     assert result.stdout == b""
     assert result.stderr.count(b"\n") == 1
     assert b"is given twice" in result.stderr
+
+
+# A non-blocking standard input: the parent set O_NONBLOCK on the descriptor it hands over, and its data
+# comes later. EAGAIN then is "nothing yet", never the end.
+
+
+def non_blocking_pipe() -> tuple[int, int]:
+    """A pipe whose read end has O_NONBLOCK set, as an event loop would leave it."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    return read_end, write_end
+
+
+def write_later(descriptor: int, chunks: list[bytes], pause: float) -> threading.Thread:
+    """Write each chunk after ``pause`` seconds, then close the descriptor: the reader's end of input."""
+
+    def writer() -> None:
+        try:
+            for chunk in chunks:
+                time.sleep(pause)
+                os.write(descriptor, chunk)
+        finally:
+            os.close(descriptor)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    return thread
+
+
+@given(st.lists(st.binary(min_size=1, max_size=70_000), max_size=6))
+@settings(max_examples=40, deadline=None)
+def test_a_non_blocking_descriptor_is_read_to_its_end_and_left_non_blocking(chunks: list[bytes]) -> None:
+    from failure_kinds._streams import _WaitingReader  # pyright: ignore[reportPrivateUsage]
+
+    read_end, write_end = non_blocking_pipe()
+    thread = write_later(write_end, chunks, pause=0.002)
+    try:
+        with io.BufferedReader(_WaitingReader(read_end)) as stream:
+            assert stream.read() == b"".join(chunks)
+        # The flag belongs to the open file the parent shares; reading must not have cleared it.
+        assert not os.get_blocking(read_end)
+    finally:
+        thread.join()
+        os.close(read_end)
+
+
+NAME_LISTS = st.lists(
+    st.one_of(st.sampled_from(sorted(FAILURE_KINDS)), st.from_regex(r"[a-z][a-z_]{2,20}", fullmatch=True)),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(NAME_LISTS, st.integers(min_value=1, max_value=4))
+@settings(max_examples=6, deadline=None)
+def test_check_waits_for_a_non_blocking_stdin_whose_data_comes_later(names: list[str], parts: int) -> None:
+    data = "".join(f"{name}\n" for name in names).encode()
+    size = -(-len(data) // parts)
+    chunks = [data[start : start + size] for start in range(0, len(data), size)]
+    read_end, write_end = non_blocking_pipe()
+    # The first chunk comes well after the command has started and tried to read.
+    thread = write_later(write_end, chunks, pause=0.3)
+    try:
+        result = run_cli("check", "-", "--format", "json", stdin=read_end)
+    finally:
+        thread.join()
+        os.close(read_end)
+    assert result.stderr == ""
+    verdicts = json.loads(result.stdout)
+    assert [verdict["name"] for verdict in verdicts] == names
+    registered = all(name in FAILURE_KINDS for name in names)
+    assert result.returncode == (0 if registered else 1)

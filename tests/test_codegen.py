@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import typing
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from helpers import needs, run_cli
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds
+from failure_kinds.cli import main
 from failure_kinds.codegen import alias_name, constant_name, render_module
-from failure_kinds.config import ConfigError, ProjectConfig
+from failure_kinds.config import ConfigError, ProjectConfig, load_config
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -117,6 +120,7 @@ def test_unusable_declarations_are_config_errors(
         render_module(ProjectConfig(path=None, namespaces=namespaces))
 
 
+@needs("ruff")
 def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
     """Generated modules must not fight a project's formatter or linter, long names and many kinds too."""
     declarations = [
@@ -147,6 +151,7 @@ def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
     assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
+@needs("mypy")
 def test_a_misspelled_declared_kind_is_rejected_by_mypy(tmp_path: Path) -> None:
     """The checker matrix lives with the typing cases; this keeps the generator honest on its own."""
     (tmp_path / "declared.py").write_text(render_module(SWE))
@@ -183,12 +188,7 @@ def test_a_misspelled_declared_kind_is_rejected_by_mypy(tmp_path: Path) -> None:
 
 
 def run(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "failure_kinds", "generate", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
+    return run_cli("generate", *arguments, cwd=cwd)
 
 
 @pytest.fixture
@@ -281,3 +281,148 @@ def test_usage_errors_are_one_line_and_exit_2(
     assert message in result.stderr
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
+
+
+# Where the module goes: never over the configuration, through a link to its target, every path escaped.
+# These run the command in this process, so that many generated cases stay cheap.
+
+DECLARING = '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
+
+
+def generate(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, list[str], list[str]]:
+    """The command's exit code and its stdout and stderr lines."""
+    code = main(["generate", *arguments])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err.splitlines()
+
+
+IN_PROCESS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@IN_PROCESS
+@given(
+    name=st.sampled_from(["pyproject.toml", "kinds.toml"]),
+    detours=st.lists(st.sampled_from([".", "sub/..", "sub/../sub/.."]), max_size=3),
+    alias=st.sampled_from(["none", "symlink", "hard link", "symlink to symlink"]),
+    check=st.booleans(),
+)
+def test_generate_refuses_to_write_over_the_configuration_it_read(
+    capsys: pytest.CaptureFixture[str], name: str, detours: list[str], alias: str, check: bool
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "sub").mkdir()
+        config = root / name
+        text = DECLARING if name == "pyproject.toml" else DECLARING.replace("tool.failure-kinds.", "")
+        config.write_text(text)
+        output = root.joinpath(*detours, name)
+        if alias != "none":
+            output = root / "sub" / "declared.py"
+            if alias == "hard link":
+                os.link(config, output)
+            elif alias == "symlink":
+                output.symlink_to(config)
+            else:
+                (root / "sub" / "middle.py").symlink_to(config)
+                output.symlink_to("middle.py")
+        code, out, err = generate(
+            capsys, "--config", str(config), "--output", str(output), *(["--check"] * check)
+        )
+        assert (code, out) == (2, [])
+        (line,) = err
+        assert line.startswith("failure-kinds generate: error: ")
+        assert "is the configuration this run read" in line
+        assert config.read_text() == text
+        if alias in ("symlink", "symlink to symlink"):
+            assert output.is_symlink()
+
+
+@IN_PROCESS
+@given(
+    depth=st.integers(min_value=1, max_value=3),
+    absolute=st.booleans(),
+    existing=st.booleans(),
+)
+def test_generate_writes_through_a_symbolic_link_and_check_compares_its_target(
+    capsys: pytest.CaptureFixture[str], depth: int, absolute: bool, existing: bool
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        config = root / "pyproject.toml"
+        config.write_text(DECLARING)
+        (root / "real").mkdir()
+        target = root / "real" / "declared.py"
+        if existing:
+            target.write_text("# an old module\n")
+        # A chain of links: link_1 -> link_2 -> ... -> real/declared.py
+        links = [root / f"link_{index}.py" for index in range(1, depth + 1)]
+        for link, following in zip(links, [*links[1:], target], strict=True):
+            link.symlink_to(following if absolute else os.path.relpath(following, link.parent))
+        given_path = links[0]
+        arguments = ("--config", str(config), "--output", str(given_path))
+        stale = generate(capsys, *arguments, "--check")
+        assert stale[0] == 1
+        assert stale[2] == [
+            f"failure-kinds generate: {target} (through the symbolic link {given_path}) is "
+            f"{'out of date' if existing else 'missing'}; run failure-kinds generate"
+        ]
+        assert generate(capsys, *arguments) == (
+            0,
+            [f"wrote {target} (through the symbolic link {given_path})"],
+            [],
+        )
+        assert all(link.is_symlink() for link in links), "every link stays a link"
+        module = target.read_text()
+        assert module == render_module(load_config(config))
+        assert generate(capsys, *arguments, "--check")[0] == 0
+        # The target goes stale behind the link: --check reads the target, not the link.
+        target.write_text(module + "# an edit by hand\n")
+        assert generate(capsys, *arguments, "--check")[0] == 1
+        assert generate(capsys, *arguments)[0] == 0
+        assert target.read_text() == module
+
+
+# Every character a file name may hold that a terminal or a line reader would act on.
+CRAFTED_NAMES = (
+    st.lists(
+        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\t", "\x07", ":", " ", "\udcff"]),
+        min_size=1,
+        max_size=12,
+    )
+    .map("".join)
+    .filter(lambda name: not name.isprintable())
+)
+
+
+def assert_one_escaped_line(lines: list[str]) -> None:
+    (line,) = lines
+    assert line.isprintable(), line
+
+
+@IN_PROCESS
+@given(CRAFTED_NAMES)
+def test_every_path_generate_names_is_escaped(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        config = root / "pyproject.toml"
+        config.write_text(DECLARING)
+        crafted = root / f"{name}.py"
+        code, out, err = generate(capsys, "--config", str(config), "--output", str(crafted))
+        assert (code, err) == (0, [])
+        assert_one_escaped_line(out)
+        assert crafted.read_text() == render_module(load_config(config))
+        code, out, err = generate(capsys, "--config", str(config), "--output", str(root / name / "x.py"))
+        assert (code, out) == (2, [])
+        assert_one_escaped_line(err)
+        assert "does not exist" in err[0]
+        crafted.write_text("stale\n")
+        code, out, err = generate(capsys, "--config", str(config), "--output", str(crafted), "--check")
+        assert (code, out) == (1, [])
+        assert_one_escaped_line(err)
+        crafted_config = root / f"{name}.toml"
+        crafted_config.write_text('[namespaces]\nswe_env = ["Bad"]\n')
+        code, out, err = generate(capsys, "--config", str(crafted_config), "--output", "-")
+        assert (code, out) == (2, [])
+        assert_one_escaped_line(err)

@@ -1,5 +1,5 @@
-"""The README's worked example of a declared namespace: each command it shows, run in examples/swe_env,
-prints exactly what the README says, and the generated module there is the one the declaration gives."""
+"""The documented worked example of a declared namespace: each command it shows, run in examples/swe_env,
+prints exactly what the page says, and the generated module there is the one the declaration gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, needs
+from helpers import command as command_line
 
-ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "swe_env"
 BLOCK = re.compile(
     r"<!-- worked example: [^\n]*-->\n```\n(?P<body>.*?)```\n<!-- end of worked example -->", flags=re.DOTALL
@@ -30,10 +31,11 @@ EXIT_CODES = {
 
 
 def shown_commands() -> list[tuple[str, str]]:
-    """(command, output) pairs of the README's worked example, in order."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = BLOCK.search(readme)
-    assert found is not None, "the README's worked example block"
+    """(command, output) pairs of the worked example (in the docs, or the README before them), in order."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    blocks = [found for page in pages if (found := BLOCK.search(page.read_text(encoding="utf-8")))]
+    assert len(blocks) == 1, "exactly one page shows the worked example"
+    (found,) = blocks
     pairs: list[tuple[str, str]] = []
     for chunk in ("\n" + found["body"]).split("\n$ ")[1:]:
         command, _, output = chunk.partition("\n")
@@ -53,12 +55,20 @@ def test_the_example_shows_every_tool() -> None:
     ]
 
 
-@pytest.mark.parametrize(("command", "output"), shown_commands(), ids=lambda value: value.split(" ")[0][:20])
+def cases() -> list[object]:
+    """Each shown command, the mypy one marked to skip without mypy (a development extra)."""
+    return [
+        pytest.param(command, output, marks=[needs("mypy")] if command.startswith("mypy") else [])
+        for command, output in shown_commands()
+    ]
+
+
+@pytest.mark.parametrize(("command", "output"), cases(), ids=lambda value: value.split(" ")[0][:20])
 def test_command_prints_what_the_readme_shows(command: str, output: str, tmp_path: Path) -> None:
     arguments = shlex.split(command)
     program = arguments.pop(0)
     if program == "failure-kinds":
-        argv = [sys.executable, "-m", "failure_kinds", *arguments]
+        argv = command_line(*arguments)
     elif program == "mypy":
         # Checked as a user's code is, against the package's stub (which the wheel ships beside it).
         argv = [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy_cache"), *arguments]

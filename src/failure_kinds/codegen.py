@@ -11,12 +11,17 @@ For ``swe_env = ["patch_apply_failed", "test_collection_error"]`` the module hol
   run-time check of the same declaration.
 
 The output depends only on the declaration (its order included), so ``generate --check`` can compare it
-byte for byte, and it is formatted the way ruff formats it.
+byte for byte, and it is formatted the way ruff formats it. :func:`write_module` puts it in place in one
+step, through a symbolic link to the link's target; :func:`read_module` reads what is there.
 """
 
 from __future__ import annotations
 
-from failure_kinds.config import ConfigError, ProjectConfig
+import os
+from pathlib import Path
+
+from failure_kinds._streams import reason
+from failure_kinds.config import ConfigError, ProjectConfig, shown_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,3 +131,72 @@ def _call(function: str, first: str, items: list[str]) -> str:
     return (
         f"{function}(\n    {first},\n    (\n" + "".join(f"        {item},\n" for item in items) + "    ),\n)"
     )
+
+
+class WriteError(Exception):
+    """The module cannot be read or written where it should go; the message names the path and why."""
+
+
+def real_target(path: Path) -> Path:
+    """Where the module's bytes go: ``path`` itself, or the file a symbolic link at ``path`` leads to, so
+    that the link stays a link and the file it names is the one written and compared."""
+    if os.path.islink(path):
+        return Path(os.path.realpath(path))
+    return path
+
+
+def same_file(path: Path, other: Path) -> bool:
+    """Whether ``path`` is ``other`` under any name (a symbolic link, a hard link, ``..`` in the path)."""
+    try:
+        return os.path.samefile(path, other)
+    except (OSError, ValueError):
+        return False  # ``path`` does not exist yet, so it cannot be ``other``
+
+
+def read_module(path: Path, limit: int) -> bytes | None:
+    """The file's first ``limit + 1`` bytes (enough to tell it differs), or None when it does not exist."""
+    import stat
+
+    try:
+        # Not blocking, so a FIFO where the module should be cannot hang the command.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise WriteError(f"{shown_path(path)}: {reason(error)}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise WriteError(f"{shown_path(path)}: not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return file.read(limit + 1)
+    except OSError as error:
+        raise WriteError(f"{shown_path(path)}: {reason(error)}") from None
+    finally:
+        os.close(descriptor)
+
+
+def write_module(path: Path, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data`` in one step, so a reader never sees half a module.
+    ``path`` is the file itself (see :func:`real_target`): replacing a link would unlink it."""
+    import contextlib
+    import tempfile
+
+    folder = path.parent
+    if not folder.is_dir():
+        raise WriteError(f"{shown_path(path)}: the directory {shown_path(folder)} does not exist")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except (OSError, ValueError) as error:
+        raise WriteError(f"{shown_path(path)}: {reason(error)}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        # mkstemp makes the file private; a module is as readable as any file the user creates.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise WriteError(f"{shown_path(path)}: {reason(error)}") from None

@@ -1,0 +1,107 @@
+"""``failure-kinds check``: the category of each name, and the name most likely meant."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from failure_kinds._streams import stdin_bytes, write_output
+from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, UsageError, load_project_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Collection, Iterable, Iterator, Mapping
+    from typing import BinaryIO
+
+# A name read from stdin is cut to this many characters (no kind comes close), and names are checked and
+# printed in batches of CHECK_BATCH, so `check -` holds bounded memory whatever stream it is given.
+NAME_LIMIT = 1024
+CHECK_BATCH = 10_000
+# The categories a name may have without failing the check.
+CLEAN_CATEGORIES = frozenset({"registered", "namespaced"})
+
+
+def run(arguments: argparse.Namespace) -> int:
+    names: Iterable[str] = arguments.names
+    if arguments.names == ["-"]:
+        stream = stdin_bytes()
+        if stream is None:
+            raise UsageError("- reads standard input, which is closed")
+        names = stdin_names(stream)
+    elif "-" in arguments.names:
+        raise UsageError("- reads names from stdin and cannot be mixed with names")
+    namespaces = load_project_config(arguments).namespaces
+    clean = True
+    written = 0
+    pending = iter(names)
+    while batch := list(itertools.islice(pending, CHECK_BATCH)):
+        verdicts = [check_name(name, namespaces) for name in batch]
+        clean = clean and all(verdict["category"] in CLEAN_CATEGORIES for verdict in verdicts)
+        if arguments.format == "json":
+            # One JSON array, written a batch at a time, exactly as json.dumps(..., indent=2) lays it out.
+            items = ",\n".join(
+                "  " + json.dumps(verdict, indent=2).replace("\n", "\n  ") for verdict in verdicts
+            )
+            write_output(("[\n" if written == 0 else ",\n") + items)
+        else:
+            write_output(render_text(verdicts))
+        written += len(verdicts)
+    if arguments.format == "json":
+        write_output("[]\n" if written == 0 else "\n]\n")
+    return EXIT_CLEAN if clean else EXIT_FINDINGS
+
+
+def stdin_names(data: BinaryIO) -> Iterator[str]:
+    """Non-blank lines without their line ends; a line longer than NAME_LIMIT is cut there (marked with
+    "...", which no kind contains) and the rest of it skipped without being held."""
+    import io
+
+    # Decoded as UTF-8 whatever the locale says, with surrogateescape so a byte that is not UTF-8 is kept
+    # (and shown escaped) rather than ending the run; a byte-order mark at the start is dropped.
+    stream = io.TextIOWrapper(data, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    while line := stream.readline(NAME_LIMIT + 1):
+        if len(line) > NAME_LIMIT and not line.endswith("\n"):
+            while (rest := stream.readline(64 * 1024)) and not rest.endswith("\n"):
+                pass
+            yield line[:NAME_LIMIT] + "..."
+            continue
+        name = line.rstrip("\r\n")
+        if name.strip():
+            yield name
+
+
+def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, str | None]:
+    """The category of ``name`` (registered, namespaced, undeclared when its server's declaration in
+    ``namespaces`` does not list it, or unregistered) and, for the last two, the name most likely meant."""
+    from failure_kinds._runtime import category
+
+    found = category(name, namespaces or {})
+    suggestion = None
+    if found in ("unregistered", "undeclared"):
+        from failure_kinds._suggest import suggest_any
+
+        suggestion = suggest_any(name, namespaces or {})
+    return {"name": name, "category": found, "suggestion": suggestion}
+
+
+def render_text(verdicts: list[dict[str, str | None]]) -> str:
+    names = [_shown_name(str(verdict["name"])) for verdict in verdicts]
+    width = max((len(name) for name in names), default=0)
+    lines: list[str] = []
+    for name, verdict in zip(names, verdicts, strict=True):
+        line = f"{name:<{width}}  {verdict['category']}"
+        if verdict["suggestion"] is not None:
+            line += f", did you mean {verdict['suggestion']!r}?"
+        lines.append(line)
+    return "".join(line + "\n" for line in lines)
+
+
+def _shown_name(name: str) -> str:
+    """A name as is when it is plain text, else quoted and escaped, so a name read from stdin cannot
+    forge a line of output or reach the terminal raw."""
+    if name and name.isprintable() and name.strip() == name:
+        return name
+    from failure_kinds._display import shown
+
+    return shown(name, NAME_LIMIT)
