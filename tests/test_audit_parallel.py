@@ -7,15 +7,13 @@ import json
 import os
 import pty
 import re
-import select
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from audit_support import run_here
+from audit_support import read_terminal, run_here
 from helpers import command, run_cli_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -220,25 +218,6 @@ def test_the_command_uses_every_core_by_default_with_the_same_report(above_the_t
     # Only the engine that runs tasks in workers counts bytes: the default did use them.
     assert re.search(rb"audited [\d.,]+ [kMG]?B of [\d.,]+ [kMG]?B \([\d.,]+ [kMG]?B/s\)", shown)
     assert shown.endswith(b"\r\x1b[K")  # the line is cleared before the report's own output
-
-
-def read_terminal(leader: int, process: subprocess.Popen[bytes]) -> bytes:
-    shown = b""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the other side closed
-                break
-            if not chunk:
-                break
-            shown += chunk
-        elif process.poll() is not None:
-            break
-    process.wait(timeout=60)
-    return shown
 
 
 def test_jobs_must_be_positive() -> None:

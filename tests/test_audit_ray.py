@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from audit_support import read_terminal
 
 pytest.importorskip("ray")
 pytest.importorskip("pyarrow")
@@ -22,7 +23,6 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import ray
 from helpers import command, run_cli
-from test_audit_parallel import read_terminal
 
 from failure_kinds.audit import audit, render_json
 from failure_kinds.audit.engine import looks_like_address
