@@ -27,6 +27,7 @@ import stat
 import warnings
 
 import failure_kinds
+from failure_kinds._columns import Columns
 from failure_kinds._runtime import category
 
 TYPE_CHECKING = False
@@ -58,7 +59,6 @@ _PATH_LIMIT: Final = 1000
 _SHOWN_LIMIT: Final = 200
 
 _NOQA = re.compile(rb"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def shown_path(path: str) -> str:
@@ -232,7 +232,7 @@ class Checker:
         if not any(trigger in source for trigger in self.triggers):
             return []
         findings: list[Finding] = []
-        columns = _Columns(source)
+        columns = Columns(source)
         for literal in self.kind_literals(tree):
             finding = self.judge(literal, path, columns)
             if finding is not None:
@@ -352,7 +352,7 @@ class Checker:
             return isinstance(key, ast.Constant) and key.value in self.fields
         return isinstance(node, ast.Attribute) and node.attr in self.fields
 
-    def judge(self, literal: ast.Constant, path: str, columns: _Columns) -> Finding | None:
+    def judge(self, literal: ast.Constant, path: str, columns: Columns) -> Finding | None:
         value = literal.value
         if not isinstance(value, str):
             return None
@@ -386,47 +386,6 @@ class Checker:
         if _suppressed(columns.raw_line(line_number), code):
             return None
         return Finding(path, line_number, columns.column(line_number, literal.col_offset), code, message)
-
-
-class _Columns:
-    """Character columns from the parser's offsets, which count UTF-8 bytes of the decoded line. The
-    source is decoded (with its declared encoding) only when a file has something to report."""
-
-    source: bytes
-    _raw_lines: list[bytes] | None
-    _text_lines: list[str] | None
-
-    def __init__(self, source: bytes) -> None:
-        self.source = source
-        self._raw_lines = None
-        self._text_lines = None
-
-    def raw_line(self, number: int) -> bytes:
-        if self._raw_lines is None:
-            self._raw_lines = re.split(rb"\r\n|\r|\n", self.source)
-        lines = self._raw_lines
-        return lines[number - 1] if 0 < number <= len(lines) else b""
-
-    def column(self, number: int, offset: int) -> int:
-        """The 1-based character column of UTF-8 byte ``offset`` on line ``number``."""
-        if self._text_lines is None:
-            self._text_lines = _LINE_BREAK.split(_decode(self.source))
-        lines = self._text_lines
-        line = lines[number - 1] if 0 < number <= len(lines) else ""
-        return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace")) + 1
-
-
-def _decode(source: bytes) -> str:
-    """The source as the parser read it: in its declared (PEP 263) encoding, byte-order mark dropped."""
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        return source.decode(encoding, "replace")
-    except (SyntaxError, LookupError):
-        # Cannot happen for a file that parsed; a best effort all the same.
-        return source.decode("utf-8", "replace")
 
 
 def _unlintable(path: str, line: int, col: int, reason: str) -> Finding:
