@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import difflib
+import random
+
 import pytest
+from helpers import warnings_of
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failure_kinds import FAILURE_KINDS, FailureKind, suggest
+from failure_kinds import (
+    FAILURE_KINDS,
+    FailureKind,
+    _suggest,
+    declare_namespace,
+    suggest,
+    validate_failure_kind,
+)
 
 
 @pytest.mark.parametrize(
@@ -56,3 +67,130 @@ def test_every_kind_survives_case_and_separator_changes(kind: FailureKind, style
 def test_suggestion_is_always_registered_or_none(text: str) -> None:
     result = suggest(text)
     assert result is None or result in FAILURE_KINDS
+
+
+# Against declared kinds: any case, any number -------------------------------------------------------------
+
+kind_names = st.from_regex(r"[a-z][a-z0-9_]{0,24}", fullmatch=True)
+
+
+def plain_closest(name: str, candidates: list[str]) -> str | None:
+    """The matcher written out with difflib against every candidate, as it was before any pre-filter."""
+    if not candidates or len(name) > max(_suggest.LIMIT, 2 * max(map(len, candidates))):
+        return None
+    wanted = _suggest.normal(name)
+    if wanted in candidates:
+        return wanted
+    continuing = sorted({candidate for candidate in candidates if candidate.startswith(wanted)})
+    if len(continuing) == 1 and len(wanted) >= 5:
+        return continuing[0]
+    close = difflib.get_close_matches(wanted, candidates, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+@given(
+    st.one_of(
+        kind_names, st.text(max_size=30), st.from_regex(r"[A-Za-z][A-Za-z0-9 ._-]{0,24}", fullmatch=True)
+    ),
+    st.lists(kind_names, max_size=_suggest.SMALL, unique=True),
+)
+def test_a_small_candidate_set_gets_plain_difflibs_answer(name: str, candidates: list[str]) -> None:
+    assert _suggest.closest(name, tuple(candidates)) == plain_closest(name, candidates)
+    assert _suggest.closest(name, candidates) == plain_closest(name, candidates)
+
+
+WORDS = [
+    *("alpha", "beta", "gamma", "delta", "patch", "apply", "test", "collect", "quota", "region", "shard"),
+    *("index", "cache", "disk", "net", "pool", "lease", "token", "queue", "write", "read", "parse"),
+    *("build", "fetch", "load", "store", "sync", "lock"),
+]
+
+
+def declared_like_a_real_environment(count: int, seed: int) -> tuple[str, ...]:
+    """Kinds named as environments name them: a few words from one small vocabulary and a number."""
+    chosen = random.Random(seed)
+    kinds: set[str] = set()
+    while len(kinds) < count:
+        kinds.add("_".join(chosen.sample(WORDS, 3)) + f"_{chosen.randrange(1000)}")
+    return tuple(sorted(kinds))
+
+
+def misspelled(kind: str, chosen: random.Random) -> str:
+    """``kind`` with one typo (a wrong, missing, extra or swapped letter) somewhere inside it."""
+    at = chosen.randrange(1, len(kind) - 2)
+    typo = chosen.choice(["wrong", "missing", "extra", "swapped"])
+    if typo == "wrong":
+        return kind[:at] + chosen.choice("xyz") + kind[at + 1 :]
+    if typo == "missing":
+        return kind[:at] + kind[at + 1 :]
+    if typo == "extra":
+        return kind[:at] + chosen.choice("xyz") + kind[at:]
+    return kind[:at] + kind[at + 1] + kind[at] + kind[at + 2 :]
+
+
+def test_a_large_candidate_set_answers_typos_as_plain_difflib_does() -> None:
+    # 3,000 kinds keep plain difflib, the reference, quick enough to run once per typo.
+    kinds = declared_like_a_real_environment(3000, seed=15)
+    chosen = random.Random(16)
+    typos = [misspelled(chosen.choice(kinds), chosen) for _ in range(40)]
+    for typo in typos:
+        assert _suggest.closest(typo, kinds) == plain_closest(typo, list(kinds)), typo
+
+
+def test_thirty_thousand_declared_kinds_suggest_the_right_one_at_bounded_cost(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    kinds = declared_like_a_real_environment(30_000, seed=30)
+    chosen = random.Random(31)
+    meant = [chosen.choice(kinds) for _ in range(100)]
+    compared: list[int] = []
+    real = difflib.get_close_matches
+
+    def counting(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
+        compared.append(len(possibilities))
+        return real(word, possibilities, n=n, cutoff=cutoff)
+
+    monkeypatch.setattr(_suggest.difflib, "get_close_matches", counting)
+    declare_namespace("swe_env", kinds)
+    # Typos that only difflib can place: each changes a letter inside the name.
+    typos = [kind[:10] + ("x" if kind[10] != "x" else "y") + kind[11:] for kind in meant]
+    found = [_suggest.suggest_any(f"swe_env:{typo}") for typo in typos]
+    assert found == [f"swe_env:{kind}" for kind in meant]
+    # The configuration's shape (server -> tuple of kinds) is answered the same way.
+    given_declarations = {"swe_env": kinds}
+    assert [_suggest.suggest_any(f"swe_env:{typo}", given_declarations) for typo in typos[:10]] == found[:10]
+    assert compared
+    assert max(compared) <= 4 * _suggest._NEAR  # never every declared kind
+    validate_failure_kind(f"swe_env:{typos[0]}")
+    assert warnings_of(caplog) == [
+        f"undeclared failure kind 'swe_env:{typos[0]}' in declared namespace 'swe_env'; "
+        f"did you mean 'swe_env:{meant[0]}'?"
+    ]
+
+
+@pytest.mark.parametrize(
+    "typed", ["My_Env:quota_hit", "MY_ENV:QUOTA_HIT", "MyEnv:QuotaHit", "my-env:quota-hit"]
+)
+def test_namespaced_suggestions_ignore_case_and_separators(
+    typed: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    declare_namespace("my_env", ["quota_hit", "patch_failed"])
+    assert _suggest.suggest_any(typed) == "my_env:quota_hit"
+    assert _suggest.suggest_any(typed, {"my_env": ("quota_hit",)}) == "my_env:quota_hit"
+    assert _suggest.suggest_any(typed, {}) is None  # nothing declared there: no namespaced guess
+    validate_failure_kind(typed)
+    assert warnings_of(caplog) == [f"unregistered failure kind {typed!r}; did you mean 'my_env:quota_hit'?"]
+
+
+def test_a_declared_server_suggests_only_its_own_kinds() -> None:
+    declare_namespace("my_env", ["quota_hit"])
+    assert _suggest.suggest_any("my_env:quota_hti") == "my_env:quota_hit"
+    assert _suggest.suggest_any("my_env:judge_faild") is None  # undeclared there; no registered guess
+    assert _suggest.suggest_any("Other_Env:judge_faild") is None  # no declared server: the vocabulary's guess
+
+
+def test_equally_close_declared_kinds_tie_the_same_way_whatever_the_set_order() -> None:
+    # A set's iteration order follows the hash seed; its answer follows the names alone.
+    kinds = ["quota_hia", "quota_hib"]
+    assert _suggest.closest("quota_hix", frozenset(kinds)) == _suggest.closest("quota_hix", sorted(kinds))
+    assert _suggest.closest("quota_hix", {kinds[1], kinds[0]}) == _suggest.closest("quota_hix", sorted(kinds))

@@ -14,7 +14,7 @@ The precise static types live in the generated ``__init__.pyi`` shipped beside t
 
 import enum
 
-from failure_kinds import _runtime
+import failure_kinds._runtime as _runtime
 
 # Names used only in annotations come in for type checkers alone, in string annotations, so importing this
 # module costs neither typing nor __future__. Type checkers read users' types from the generated stub.
@@ -263,9 +263,9 @@ def suggest(name: object) -> str | None:
     Catches case and separator variants (``"Transport-Timeout"``, ``"TransportTimeout"``), typos
     (``"verifer_error"``) and truncations (``"judge_fail"``). A registered name suggests itself.
     """
-    from failure_kinds import _suggest
+    from failure_kinds._suggest import suggest as registered_closest
 
-    return _suggest.suggest(name)
+    return registered_closest(name)
 
 
 def __getattr__(name: str) -> object:
@@ -280,7 +280,8 @@ def __getattr__(name: str) -> object:
     if name == "FailureKindName":
         value = getattr(typing, "Literal")[tuple(kind.value for kind in FailureKind)]  # noqa: B009
     elif name == "NamespacedFailureKind":
-        value = typing.NewType("NamespacedFailureKind", str)
+        NamespacedFailureKind = typing.NewType("NamespacedFailureKind", str)
+        value = NamespacedFailureKind
     else:
         both = (__getattr__("FailureKindName"), __getattr__("NamespacedFailureKind"))
         value = getattr(typing, "Union")[both]  # noqa: B009

@@ -9,6 +9,9 @@ not import it, nor :mod:`reprlib`.
 
 import reprlib
 
+# What is shown is anything a caller passed: its element types are unknown by nature.
+# pyright: reportUnknownArgumentType=false, reportUnknownVariableType=false, reportUnknownMemberType=false
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -41,16 +44,16 @@ class _BoundedRepr(reprlib.Repr):
             return "..."  # beyond what will be shown: not worth reading
         if isinstance(x, str):
             text = str.__repr__(str.__getitem__(x, slice(0, self.budget + 1)))
-        elif type(x) in _CONTAINERS:
+        elif isinstance(x, (list, tuple, set, frozenset, dict)) and type(x) in _CONTAINERS:
             opening, closing = _CONTAINERS[type(x)]
             if not x:
                 text = repr(x)  # exact builtin containers: their empty repr runs no caller code
             elif level <= 0:
                 text = f"{opening}...{closing}"
-            elif type(x) is dict:
-                text = self._mapping(x, level - 1)  # pyright: ignore[reportUnknownArgumentType]
+            elif isinstance(x, dict):
+                text = self._mapping(x, level - 1)
             else:
-                text = self._sequence(x, level - 1, opening, closing)  # pyright: ignore[reportUnknownArgumentType]
+                text = self._sequence(x, level - 1, opening, closing)
         elif type(x) is int:
             # Decimal conversion is quadratic and refused past 4,300 digits; a huge int is shown by size.
             text = repr(x) if x.bit_length() <= 4 * self.budget + 64 else f"<int of {x.bit_length()} bits>"
@@ -146,7 +149,7 @@ def cut(text: str, limit: int) -> str:
 def type_name(value: object) -> str:
     """The qualified name of ``value``'s type, escaped and cut; never raises."""
     try:
-        qualname = type(value).__qualname__
+        qualname: object = type(value).__qualname__  # a metaclass may make it anything
         if not isinstance(qualname, str):  # pyright: ignore[reportUnnecessaryIsInstance]
             return "<unnamed type>"
         return shown_text(qualname, LIMIT)

@@ -12,8 +12,10 @@ import threading
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping
+    from typing import Any
 
     Describe = Callable[[object], str]  # writes a warning's text; suggestions load only when one is written
+    Snapshot = tuple[set[object], dict[str, frozenset[str]], set[object], dict[object, str], bool, int, int]
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
@@ -59,7 +61,7 @@ _lock = threading.RLock()
 def register(kinds: "tuple[str, ...]") -> None:
     """Make ``kinds`` the registered names: silent, and their own labels. Called once, by the package."""
     global REGISTERED, REGISTERED_SET, silent_limit
-    REGISTERED, REGISTERED_SET = kinds, frozenset(kinds)
+    REGISTERED, REGISTERED_SET = kinds, frozenset(kinds)  # pyright: ignore[reportConstantRedefinition]
     SILENT.update(kinds)
     LABELS.update({kind: kind for kind in kinds})
     silent_limit = len(SILENT) + SILENT_CACHE_LIMIT
@@ -68,7 +70,7 @@ def register(kinds: "tuple[str, ...]") -> None:
 def plain(value: object) -> "str | None":
     """The text of ``value`` as an exact ``str`` when it is a string (a subclass included), else None."""
     # issubclass on the type, not isinstance: an object can claim a __class__ it does not have.
-    return str.__str__(value) if issubclass(type(value), str) else None  # type: ignore[arg-type]
+    return str.__str__(value) if issubclass(type(value), str) else None  # pyright: ignore[reportArgumentType]
 
 
 def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
@@ -97,7 +99,8 @@ def declare(server: str, kinds: "Iterable[str]") -> None:
     text, pattern = plain(server), NAME_PATTERN.pattern
     if text is None or NAME_PATTERN.fullmatch(text) is None:
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
-    if plain(kinds) is not None or isinstance(kinds, (bytes, bytearray)):
+    given: object = kinds  # checked although annotated: untyped callers exist
+    if plain(given) is not None or isinstance(given, (bytes, bytearray)):
         raise ValueError(
             f"declare_namespace: kinds must be an iterable of kind names, not the single value "
             f"{shown(kinds)}; write [{shown(kinds)}]"
@@ -223,21 +226,22 @@ def label(name: object) -> "str | None":
     return text
 
 
-def snapshot() -> object:
+def snapshot() -> "Snapshot":
     """Everything declarations and reports change, for :func:`restore`: what a test saves first."""
     with _lock:
         state = (set(WARNED), dict(DECLARED), set(SILENT), dict(LABELS))
         return (*state, warned_overflow, silent_limit, labelled_namespaced)
 
 
-def restore(saved: object) -> None:
+def restore(saved: "Snapshot") -> None:
     """Put back what :func:`snapshot` returned, refilling the same objects (other modules hold them)."""
     global warned_overflow, silent_limit, labelled_namespaced
     with _lock:
-        for live, kept in zip((WARNED, DECLARED, SILENT, LABELS), saved[:4], strict=True):  # type: ignore[index]
+        state: tuple[Any, ...] = (WARNED, DECLARED, SILENT, LABELS)  # each kept copy has its type
+        for live, kept in zip(state, saved[:4], strict=True):
             live.clear()
             live.update(kept)
-        warned_overflow, silent_limit, labelled_namespaced = saved[4:]  # type: ignore[index]
+        warned_overflow, silent_limit, labelled_namespaced = saved[4:]
 
 
 def forget_reports() -> None:

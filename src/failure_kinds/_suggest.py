@@ -5,16 +5,17 @@ The matcher catches case and separator variants (``Transport-Timeout``, ``Transp
 (``verifer_error``) and truncations (``judge_fail``).
 
 Against a large candidate set (thousands of declared kinds) difflib against every candidate would cost
-each distinct value time in proportion to the set. Past SMALL candidates an index built once per set (and
-cached) picks a short list by shared three-letter pieces, rarest first, within a bounded number of index
-entries; difflib then ranks only that short list. At or below SMALL the answer is difflib's own over all.
+each distinct value time in proportion to the set. Past SMALL candidates an index built once per set (two
+sorted lists, cached) gives a short list: the names next to the value in alphabetical order, forwards and
+backwards, so a typo anywhere but at both ends still finds its name; difflib ranks only that short list,
+a bounded cost per value. At or below SMALL the answer is difflib's own over every candidate.
 """
 
 import difflib
 import re
 from bisect import bisect_left
 
-from failure_kinds import _runtime
+import failure_kinds._runtime as _runtime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,9 +25,8 @@ if TYPE_CHECKING:
 LIMIT = 64
 # Up to this many candidates, difflib compares every one.
 SMALL = 256
-# How many index entries one lookup may read, and how many candidates the short list keeps.
-_ENTRIES_READ = 4096
-_SHORT_LIST = 48
+# Past SMALL, how many neighbours on each side of a name, in each of the two orders, difflib ranks.
+_NEAR = 12
 # How many candidate sets keep their index.
 _KEPT = 8
 
@@ -37,11 +37,6 @@ _SEPARATORS = re.compile(r"[\s\-.]+")
 def normal(name: str) -> str:
     """``name`` written as a kind is: lower case, words joined by underscores."""
     return _SEPARATORS.sub("_", _CAMEL.sub("_", name.strip())).lower()
-
-
-def _pieces(text: str) -> "set[str]":
-    marked = f"^{text}$"  # so the first and last letters count even in short names
-    return {marked[start : start + 3] for start in range(len(marked) - 2)}
 
 
 class _Index:
@@ -57,39 +52,33 @@ class _Index:
         self.candidates = tuple(self.written)
         self.ordered = sorted(self.candidates)
         self.longest = max(map(len, written), default=0)
-        self.entries: dict[str, list[int]] = {}
-        if len(self.candidates) > SMALL:
-            for position, candidate in enumerate(self.candidates):
-                for piece in _pieces(candidate):
-                    self.entries.setdefault(piece, []).append(position)
+        # The same names spelled backwards and sorted: a name typed wrong near its start still sorts next
+        # to the names it ends like. Built only for sets difflib would take long to compare one by one.
+        self.backward = (
+            sorted(candidate[::-1] for candidate in self.candidates) if len(self.written) > SMALL else []
+        )
 
     def continuing(self, start: str) -> "list[str]":
         """At most two candidates that start with ``start``."""
-        found = self.ordered[bisect_left(self.ordered, start) :][:2]
+        at = bisect_left(self.ordered, start)
+        found = self.ordered[at : at + 2]
         return [self.written[candidate] for candidate in found if candidate.startswith(start)]
 
     def short_list(self, text: str) -> "list[str]":
-        """The candidates difflib should rank for ``text``: all of a small set, else the ones sharing the
-        most pieces with it, read rarest piece first, and only in difflib's length window (a ratio of 0.8
-        needs the shorter of two names to be at least two thirds of the longer)."""
-        if len(self.candidates) <= SMALL:
+        """The candidates difflib should rank for ``text``: all of a small set; of a larger one, the names
+        that sort next to it forwards (a typo late in a name keeps its start) and backwards (a typo early
+        keeps its end), within difflib's length window (a ratio of 0.8 needs the shorter of two names to
+        be at least two thirds of the longer)."""
+        if not self.backward:
             return list(self.candidates)
-        shared: dict[int, int] = {}
-        budget = _ENTRIES_READ
-        for entries in sorted((self.entries.get(piece, ()) for piece in _pieces(text)), key=len):
-            if not entries:
-                continue
-            if len(entries) > budget:
-                break
-            budget -= len(entries)
-            for position in entries:
-                shared[position] = shared.get(position, 0) + 1
+        near = [*_around(self.ordered, text), *(name[::-1] for name in _around(self.backward, text[::-1]))]
         low, high = 2 * len(text) / 3, 3 * len(text) / 2
-        ranked = sorted(
-            (position for position in shared if low <= len(self.candidates[position]) <= high),
-            key=lambda position: (-shared[position], position),
-        )
-        return [self.candidates[position] for position in ranked[:_SHORT_LIST]]
+        return [candidate for candidate in dict.fromkeys(near) if low <= len(candidate) <= high]
+
+
+def _around(ordered: "list[str]", text: str) -> "list[str]":
+    at = bisect_left(ordered, text)
+    return ordered[max(at - _NEAR, 0) : at + _NEAR]
 
 
 _INDEXES: "dict[int, tuple[Collection[str], _Index]]" = {}
@@ -111,7 +100,9 @@ def _index(candidates: "Collection[str]") -> _Index:
 
 
 def _texts(candidates: "Collection[str]") -> "list[str]":
-    return [text for text in map(_runtime.plain, candidates) if text is not None]
+    texts = [text for text in map(_runtime.plain, candidates) if text is not None]
+    # A set's order changes with the hash seed; sorted, equally close names tie the same way every run.
+    return sorted(texts) if isinstance(candidates, (set, frozenset)) else texts
 
 
 def closest(name: str, candidates: "Collection[str]") -> "str | None":

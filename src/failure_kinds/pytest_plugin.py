@@ -13,11 +13,12 @@ Registered through the ``pytest11`` entry point and inert unless asked for:
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import cast
 
 import pytest
 
 # The plugin hooks into the core through its private observer list: they are one package.
-from failure_kinds import _runtime
+import failure_kinds._runtime as _runtime
 
 _REPORTED = pytest.StashKey[list[object]]()
 FIXTURE = "failure_kinds_reported"
@@ -74,8 +75,8 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.fixture
 def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
     """The unregistered values that reached validate_failure_kind during this test, one per occurrence."""
-    reported: list[object] = request.node.stash[_REPORTED]
-    return reported
+    # pytest types request.node loosely; every node has a stash, where pytest_runtest_setup put the list.
+    return cast("pytest.Item", request.node).stash[_REPORTED]  # pyright: ignore[reportUnknownMemberType]
 
 
 def _describe(reported: list[object]) -> str:
