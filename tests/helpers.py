@@ -8,6 +8,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -101,3 +103,27 @@ def doc_recipes() -> dict[str, str]:
             assert match[1] not in found, f"recipe {match[1]!r} is defined twice"
             found[match[1]] = match[2]
     return found
+
+
+def non_blocking_pipe() -> tuple[int, int]:
+    """A pipe whose read end has O_NONBLOCK set, as an event loop would hand it to a child."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    return read_end, write_end
+
+
+def write_later(descriptor: int, chunks: list[bytes], pause: float) -> threading.Thread:
+    """Write each chunk ``pause`` seconds after the last, then close ``descriptor`` (the reader's end of
+    input), from a thread that is already started."""
+
+    def writer() -> None:
+        try:
+            for chunk in chunks:
+                time.sleep(pause)
+                os.write(descriptor, chunk)
+        finally:
+            os.close(descriptor)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    return thread

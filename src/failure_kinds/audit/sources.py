@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import io
 import os
-import sys
 from dataclasses import dataclass
 
 from .errors import AuditError
@@ -176,9 +175,12 @@ def open_source(source: Source, start: int = 0) -> Input:
     if source.error is not None:
         raise source.error
     if source.path is None:
-        stdin = sys.stdin
-        raw_stdin: BinaryIO | None = getattr(stdin, "buffer", None) if stdin is not None else None
-        if raw_stdin is None or raw_stdin.closed:
+        from failure_kinds._streams import stdin_bytes
+
+        # Reads that wait for data even when the parent left the descriptor non-blocking: EAGAIN is
+        # "nothing yet", not the end of the input.
+        raw_stdin = stdin_bytes()
+        if raw_stdin is None:
             raise OSError(errno.EBADF, "stdin is closed")
         raw = raw_stdin
     else:
