@@ -337,3 +337,102 @@ def test_the_library_reads_parquet_files_and_directories_as_the_command_does(tmp
         parquet_file = next(file for file in report.files if file.path.endswith(".parquet"))
         assert (parquet_file.records, parquet_file.error) == (357, None)
         assert report.unparseable == 0  # read as rows, not as lines of JSON
+
+
+# A dotted field is a struct path, as in JSON Lines, whatever the top-level columns are called: a column
+# literally named "r.failure_kind" shares its dotted name with the field failure_kind of a struct r.
+
+NAMES = ["r", "failure_kind", "r.failure_kind", "x", "r.x"]
+LEAF_TYPES = [pa.string(), pa.int64(), pa.list_(pa.string()), pa.dictionary(pa.int32(), pa.string())]
+
+
+def arrow_types(depth: int) -> st.SearchStrategy[Any]:
+    leaves = st.sampled_from(LEAF_TYPES)
+    if depth == 0:
+        return leaves
+    children = st.lists(
+        st.tuples(st.sampled_from(NAMES), arrow_types(depth - 1)),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda c: c[0],
+    )
+    return st.one_of(leaves, children.map(pa.struct))
+
+
+def values_of(kind: Any) -> st.SearchStrategy[object]:
+    if pa.types.is_struct(kind):
+        fields = {
+            kind.field(index).name: values_of(kind.field(index).type) for index in range(kind.num_fields)
+        }
+        return st.none() | st.fixed_dictionaries(fields)
+    if pa.types.is_int64(kind):
+        return st.none() | st.integers(min_value=-5, max_value=5)
+    if pa.types.is_list(kind):
+        return st.none() | st.lists(st.sampled_from(KINDS[:3]), max_size=2)
+    return st.none() | st.sampled_from(KINDS)
+
+
+def dotted_paths(kind: Any, prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for index in range(kind.num_fields):
+        child = kind.field(index)
+        path = prefix + child.name
+        paths.append(path)
+        if pa.types.is_struct(child.type):
+            paths.extend(dotted_paths(child.type, path + "."))
+    return paths
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[Any, list[dict[str, object]], str]:
+    """A schema of nested structs whose names collide when dotted, rows of it (nulls at every level),
+    and a field: a path of the schema, or one that runs past it."""
+    columns = draw(
+        st.lists(
+            st.tuples(st.sampled_from(NAMES), arrow_types(2)),
+            min_size=1,
+            max_size=4,
+            unique_by=lambda c: c[0],
+        )
+    )
+    schema = pa.schema(columns)
+    row = st.fixed_dictionaries({name: values_of(kind) for name, kind in columns})
+    rows = draw(st.lists(row, max_size=12))
+    paths = dotted_paths(pa.struct(columns))
+    field = draw(st.sampled_from([*paths, *(path + ".failure_kind" for path in paths), "r.failure_kind"]))
+    return schema, rows, field
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.integers(min_value=1, max_value=5))
+def test_a_dotted_field_reads_the_struct_path_as_json_lines_does(
+    table: tuple[Any, list[dict[str, object]], str], row_group_size: int
+) -> None:
+    schema, rows, field = table
+    with tempfile.TemporaryDirectory() as folder:
+        parquet_path = Path(folder) / "rows.parquet"
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), parquet_path, row_group_size=row_group_size)
+        lines_path = Path(folder) / "rows.jsonl"
+        lines_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        expected = render_json(audit([str(lines_path)], field))
+        report = audit([str(parquet_path)], field, jobs=1)
+    assert report.failed_files == []
+    assert as_lines(render_json(report)) == expected
+
+
+def test_a_column_named_like_a_struct_path_is_not_read_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "collision.parquet"
+    rows = [
+        {"r.failure_kind": "judge_faild", "r": {"failure_kind": "cancelled"}},
+        {"r.failure_kind": "judge_faild", "r": None},
+        {"r.failure_kind": None, "r": {"failure_kind": "transport_timeout"}},
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    result = cli(str(path), "--field", "r.failure_kind", "--format", "json")
+    assert (result.returncode, result.stderr) == (0, "")
+    report = json.loads(result.stdout)
+    assert (report["records"], report["with_kind"], report["without_kind"]) == (3, 2, 1)
+    assert {row["value"]: row["first_seen"] for row in report["kinds"]} == {
+        "cancelled": f"{path}:row 1",
+        "transport_timeout": f"{path}:row 3",
+    }

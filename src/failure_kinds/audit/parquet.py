@@ -1,6 +1,8 @@
 """Parquet inputs (the ``parquet`` extra, pyarrow): only the column at ``--field`` is read, in batches.
 
-A dotted field is a path into struct columns. The categories are the JSON Lines ones, row by row: a string
+A dotted field is a path into struct columns, as in JSON Lines, whatever the top-level columns are called
+(a column literally named ``r.failure_kind`` is not the field ``failure_kind`` of a struct ``r``). The
+categories are the JSON Lines ones, row by row: a string
 is a kind, null (or a field the schema does not have, or a path through a column that is not a struct) is
 without a kind, any other type is invalid. Row numbers (from 1) take the place of line numbers:
 ``path:row N``. A file that cannot be opened or decoded is named with its error, after the rows read
@@ -117,15 +119,16 @@ def add_parquet(
         if not groups:
             return  # no rows (iter_batches would read every group when given none)
         segments = partial.settings.field.split(".")
-        column = _column_path(pa, file.schema_arrow, segments)
-        if column is None:
+        leaves = _field_leaves(pa, file, segments)
+        if leaves is None:
             # No such field in the schema, or the path runs through a non-struct: no row has a kind.
             for group in groups:
                 rows = int(file.metadata.row_group(group).num_rows)
                 for offset in range(0, rows, BATCH_ROWS):
                     _add(partial, {None: min(BATCH_ROWS, rows - offset)}, {None: 0})
             return
-        for batch in file.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=[column]):
+        batches: Any = file.reader.iter_batches(BATCH_ROWS, row_groups=groups, column_indices=leaves)
+        for batch in batches:
             if not batch.num_rows:
                 continue
             values: Any = batch.column(0)
@@ -147,9 +150,19 @@ class _AmbiguousColumn(Exception):
     """The field names a column that occurs more than once: which one holds the kind cannot be told."""
 
 
-def _column_path(pa: Any, schema: Any, segments: list[str]) -> str | None:
-    """The dotted column name to read for ``segments``, or None when no row can have the field."""
+def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
+    """The Parquet leaf columns to read for the field ``segments`` (a batch of them holds one top-level
+    column, the first segment's), or None when no row can have the field.
+
+    Leaves are chosen by position in the schema, never by their dotted names: a top-level column
+    literally called ``r.failure_kind`` and the field ``failure_kind`` of a struct ``r`` share the name
+    ``r.failure_kind``, and only the struct path is what JSON Lines would read.
+    """
+    schema: Any = file.schema_arrow
     fields: Any = schema
+    # The leaves of the top-level columns before the field's, then of its siblings before it at each
+    # level: Parquet numbers leaves depth first in schema order.
+    first = 0
     for depth, segment in enumerate(segments):
         if not segment.isascii():
             try:
@@ -164,12 +177,38 @@ def _column_path(pa: Any, schema: Any, segments: list[str]) -> str | None:
             # writing to go by, so the file is named rather than guessed at.
             name = ".".join(segments[: depth + 1])
             raise _AmbiguousColumn(f"the column {name!r} occurs {len(indexes)} times")
+        first += sum(_leaf_count(pa, fields.field(index).type) for index in range(indexes[0]))
         field: Any = fields.field(indexes[0])
         if depth + 1 < len(segments):
             if not pa.types.is_struct(field.type):
                 return None
             fields = field.type
-    return ".".join(segments)
+    leaves = list(range(first, first + _leaf_count(pa, field.type)))
+    parquet_schema: Any = file.schema
+    dotted = ".".join(segments)
+    total = sum(_leaf_count(pa, schema.field(index).type) for index in range(len(schema)))
+    if total != len(parquet_schema) or not all(
+        f"{parquet_schema.column(leaf).path}.".startswith(f"{dotted}.") for leaf in leaves
+    ):
+        # A type whose leaves are counted otherwise than here: the names still say which leaves they are
+        # when they are not ambiguous.
+        raise _AmbiguousColumn(f"the leaf columns of {dotted!r} cannot be told apart from the schema")
+    return leaves
+
+
+def _leaf_count(pa: Any, kind: Any) -> int:
+    """How many Parquet leaf columns hold a field of the Arrow type ``kind``."""
+    types: Any = pa.types
+    if types.is_struct(kind):
+        return sum(_leaf_count(pa, kind.field(index).type) for index in range(kind.num_fields))
+    if types.is_map(kind):
+        return _leaf_count(pa, kind.key_type) + _leaf_count(pa, kind.item_type)
+    if types.is_list(kind) or types.is_large_list(kind) or types.is_fixed_size_list(kind):
+        return _leaf_count(pa, kind.value_type)
+    if types.is_list_view(kind) or types.is_large_list_view(kind):
+        return _leaf_count(pa, kind.value_type)
+    storage: Any = getattr(kind, "storage_type", None)  # an extension type is stored as its storage
+    return 1 if storage is None else _leaf_count(pa, storage)
 
 
 def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
