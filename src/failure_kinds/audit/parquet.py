@@ -127,7 +127,17 @@ def add_parquet(
                 for offset in range(0, rows, BATCH_ROWS):
                     _add(partial, {None: min(BATCH_ROWS, rows - offset)}, {None: 0})
             return
-        batches: Any = file.reader.iter_batches(BATCH_ROWS, row_groups=groups, column_indices=leaves)
+        top: Any = file.schema_arrow.field(segments[0]).type
+        # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
+        # ("nested data conversions not implemented for chunked array outputs"): such a column is read
+        # a row group at a time.
+        runs = [[group] for group in groups] if pa.types.is_nested(top) else [groups]
+        reader: Any = file.reader
+        batches: Any = (
+            batch
+            for run in runs
+            for batch in reader.iter_batches(BATCH_ROWS, row_groups=run, column_indices=leaves)
+        )
         for batch in batches:
             if not batch.num_rows:
                 continue
@@ -163,6 +173,7 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
     # The leaves of the top-level columns before the field's, then of its siblings before it at each
     # level: Parquet numbers leaves depth first in schema order.
     first = 0
+    field: Any = None
     for depth, segment in enumerate(segments):
         if not segment.isascii():
             try:
@@ -178,7 +189,7 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
             name = ".".join(segments[: depth + 1])
             raise _AmbiguousColumn(f"the column {name!r} occurs {len(indexes)} times")
         first += sum(_leaf_count(pa, fields.field(index).type) for index in range(indexes[0]))
-        field: Any = fields.field(indexes[0])
+        field = fields.field(indexes[0])
         if depth + 1 < len(segments):
             if not pa.types.is_struct(field.type):
                 return None
