@@ -392,7 +392,7 @@ def test_non_literals_stay_silent_in_the_new_positions() -> None:
                     pass
                 case [x, y]:
                     pass
-                case {"failure_kind": "nested_is_not_the_subject"}:
+                case {"failure_kind": other_kind}:
                     pass
         """
     assert findings_in(source) == []

@@ -1,19 +1,26 @@
 """Find misspelled failure kinds in Python source, where type checkers cannot see them.
 
-A string literal is checked where it is used as a failure kind: a keyword argument or dict key named
-after the field, a subscript or attribute assignment to the field, a comparison with the field
-(``==``, ``!=``, ``in``, ``not in`` against a tuple, list or set display), a ``case`` of a ``match`` on
-the field, and the argument of validate_failure_kind, metric_label, is_registered and is_namespaced.
-Names and attributes annotated in the same file as a kind (``FailureKindName``, ``AnyFailureKind``,
-``FailureKind``, or a generated alias such as ``ProjectFailureKind``) count as the field in comparisons
-and ``match``, and in assignments. Anything that is not a literal (names, f-strings, calls) is never reported.
+A string literal is checked where it is used as a failure kind (the walk is in :mod:`_shapes`): a
+keyword argument, dict value or default named after the field; an assignment to the field (``x["f"]``,
+``x.f``, or a plain ``f = ...``); a fallback for it (``row.get("f", ...)``, ``row.get("f") or ...``); a
+comparison with it (``==``, ``!=``, ``in``, ``not in`` against a display, a walrus on it included) or a
+``case`` of a ``match`` on it; a ``case {"f": ...}`` or ``case Cls(f=...)`` pattern; a ``return`` of a
+function annotated to return a kind; and the argument of validate_failure_kind, metric_label,
+is_registered and is_namespaced. Both branches of a conditional expression count, and so does a module
+constant in capitals assigned a literal. Names and attributes annotated in the same file as a kind
+(``FailureKindName``, ``AnyFailureKind``, ``FailureKind``, or a generated alias such as
+``ProjectFailureKind``) count as the field. Any other expression (names, f-strings, calls) is never
+reported. A constant name read from ``failure_kinds`` or its ``FailureKind`` that it lacks is reported
+too (``fk.AGENT_TIMOUT``).
 
 Codes:
     FK000  the file could not be linted: it does not parse, is nested too deeply, is too large or
            declares an unknown encoding
-    FK001  unregistered failure kind
+    FK001  unregistered failure kind, or a constant the package lacks
     FK002  looks namespaced (contains ":") but is not <server>:<kind>
     FK003  a kind of a declared namespace that the declaration does not list
+    FK004  an older label: the message names its replacement, or says it has none
+    FK005  a deprecated kind: the message names its replacement
 
 Only regular files are read, each up to SIZE_LIMIT bytes.
 """
@@ -29,31 +36,20 @@ import warnings
 import failure_kinds
 from failure_kinds._columns import Columns
 from failure_kinds._runtime import category
+from failure_kinds._shapes import MissingName, kind_uses, trigger_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Collection, Iterator, Mapping, Sequence
     from typing import Final
 
 DEFAULT_FIELDS: Final = ("failure_kind",)
-CHECKED_FUNCTIONS: Final = frozenset(
-    {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
-)
 SOURCE_SUFFIXES: Final = (".py", ".pyi")
 # Directories nobody means when they lint "everything below here".
 SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 # A source file larger than this is reported as FK000 instead of parsed: no hand-written module comes
 # close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
-# Annotations that make a name or attribute a kind: these, and any name ending in "FailureKind"
-# (FailureKind, AnyFailureKind, NamespacedFailureKind, the generated DeclaredFailureKind, ...).
-KIND_TYPES: Final = frozenset({"FailureKindName"})
-# Subscripted annotations that still hold a kind: unions of their arguments, and wrappers of their first.
-_UNIONS: Final = frozenset({"Optional", "Union"})
-_WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired"})
-# Annotations are small; a deeper one is not a kind annotation anybody wrote.
-_ANNOTATION_DEPTH: Final = 16
-_ANNOTATION_TEXT: Final = 200
 _PATH_LIMIT: Final = 1000
 # A literal in a message is cut to this many characters.
 _SHOWN_LIMIT: Final = 200
@@ -206,7 +202,11 @@ class Checker:
         )
         # A file that mentions none of these cannot hold a finding; it is parsed (to report FK000) but
         # never walked, which keeps the lint close to the cost of parsing alone.
-        self.triggers = tuple(name.encode() for name in (*self.fields, *CHECKED_FUNCTIONS, "FailureKind"))
+        self.triggers = trigger_words(self.fields)
+        self.names = (
+            frozenset(dir(failure_kinds)),
+            frozenset(dir(failure_kinds.FailureKind)) | frozenset(failure_kinds.FailureKind.__members__),
+        )
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
         # What the compiler warns about in the linted file (an invalid escape sequence is a SyntaxWarning
@@ -233,227 +233,100 @@ class Checker:
             return []
         findings: list[Finding] = []
         columns = Columns(source)
-        for literal in self.kind_literals(tree):
-            finding = self.judge(literal, path, columns)
+        # A module constant used as a kind twice is one literal, reported once.
+        seen: set[int] = set()
+        for use in kind_uses(tree, source, self.fields, self.names):
+            if id(use) in seen:
+                continue
+            seen.add(id(use))
+            finding = self.judge(use, path, columns)
             if finding is not None:
                 findings.append(finding)
         findings.sort(key=Finding.sort_key)
         return findings
 
-    def kind_literals(self, tree: ast.AST) -> Iterator[ast.Constant]:
-        """Every string literal that stands where a failure kind goes."""
-        fields = self.fields
-        # Comparisons and matches are judged after the walk, once every annotation in the file is known.
-        comparisons: list[ast.Compare] = []
-        matches: list[ast.Match] = []
-        # Literal assignments to plain names or attributes, reported when the target is annotated as a kind.
-        assignments: list[ast.Assign] = []
-        kind_names: set[str] = set()
-        kind_attributes: set[str] = set()
-        # A walk of its own rather than ast.walk: no generator per node and exact-type dispatch (the parser
-        # makes no subclasses) keep the lint close to the cost of parsing alone.
-        pending: list[ast.AST] = [tree]
-        pop, push = pending.pop, pending.append
-        while pending:
-            node = pop()
-            for name in node._fields:
-                child = getattr(node, name, None)
-                if type(child) is list:
-                    for item in child:  # pyright: ignore[reportUnknownVariableType]
-                        if isinstance(item, ast.AST):
-                            push(item)
-                elif isinstance(child, ast.AST):
-                    push(child)
-            node_type = type(node)
-            if node_type is ast.Call:
-                assert isinstance(node, ast.Call)
-                for keyword in node.keywords:
-                    if keyword.arg in fields:
-                        yield from _strings(keyword.value)
-                if _called_name(node.func) in CHECKED_FUNCTIONS and node.args:
-                    yield from _strings(node.args[0])
-            elif node_type is ast.Dict:
-                assert isinstance(node, ast.Dict)
-                for key, value in zip(node.keys, node.values, strict=True):
-                    if isinstance(key, ast.Constant) and key.value in fields:
-                        yield from _strings(value)
-            elif node_type is ast.Assign:
-                assert isinstance(node, ast.Assign)
-                if any(self.is_field(target) for target in node.targets):
-                    yield from _strings(node.value)
-                elif isinstance(node.value, ast.Constant):
-                    assignments.append(node)
-            elif node_type is ast.AnnAssign:
-                assert isinstance(node, ast.AnnAssign)
-                if node.value is not None and self.is_field(node.target):
-                    yield from _strings(node.value)
-                if _is_kind_annotation(node.annotation):
-                    target = node.target
-                    if isinstance(target, ast.Name):
-                        kind_names.add(target.id)
-                        # A field declared in a class body is read as an attribute elsewhere.
-                        kind_attributes.add(target.id)
-                        if node.value is not None:
-                            yield from _strings(node.value)
-                    elif isinstance(target, ast.Attribute):
-                        kind_attributes.add(target.attr)
-                        if node.value is not None:
-                            yield from _strings(node.value)
-            elif node_type is ast.arg:
-                assert isinstance(node, ast.arg)
-                if node.annotation is not None and _is_kind_annotation(node.annotation):
-                    kind_names.add(node.arg)
-            elif node_type is ast.Compare:
-                assert isinstance(node, ast.Compare)
-                comparisons.append(node)
-            elif node_type is ast.Match:
-                assert isinstance(node, ast.Match)
-                matches.append(node)
+    def kind_literals(self, tree: ast.Module, source: bytes) -> list[ast.Constant]:
+        """Every string literal that stands where a failure kind goes, in source order."""
+        uses = kind_uses(tree, source, self.fields, self.names)
+        unique = {id(use): use for use in uses if isinstance(use, ast.Constant)}
+        return sorted(unique.values(), key=lambda literal: (literal.lineno, literal.col_offset))
 
-        def is_kind(node: ast.expr) -> bool:
-            if isinstance(node, ast.Name):
-                return node.id in kind_names
-            if isinstance(node, ast.Attribute):
-                if node.attr in fields or node.attr in kind_attributes:
-                    return True
-                # The value of a FailureKind member: `kind.value` for `kind: FailureKind`.
-                return (
-                    node.attr == "value" and isinstance(node.value, ast.Name) and node.value.id in kind_names
-                )
-            return self.is_field(node)
-
-        for comparison in comparisons:
-            operands = [comparison.left, *comparison.comparators]
-            for operator, left, right in zip(comparison.ops, operands, operands[1:], strict=False):
-                if isinstance(operator, ast.Eq | ast.NotEq):
-                    if is_kind(left):
-                        yield from _strings(right)
-                    elif is_kind(right):
-                        yield from _strings(left)
-                elif (
-                    isinstance(operator, ast.In | ast.NotIn)
-                    and is_kind(left)
-                    and isinstance(right, ast.Tuple | ast.List | ast.Set)
-                ):
-                    for element in right.elts:
-                        yield from _strings(element)
-        for assignment in assignments:
-            if any(is_kind(target) for target in assignment.targets):
-                yield from _strings(assignment.value)
-        for match in matches:
-            if is_kind(match.subject):
-                for case in match.cases:
-                    yield from _case_strings(case.pattern)
-
-    def is_field(self, node: ast.expr) -> bool:
-        """``x["failure_kind"]`` or ``x.failure_kind``."""
-        if isinstance(node, ast.Subscript):
-            key = node.slice
-            return isinstance(key, ast.Constant) and key.value in self.fields
-        return isinstance(node, ast.Attribute) and node.attr in self.fields
-
-    def judge(self, literal: ast.Constant, path: str, columns: Columns) -> Finding | None:
-        value = literal.value
-        if not isinstance(value, str):
-            return None
+    def verdict(self, value: str) -> tuple[str, str] | None:
+        """The code and message for the kind ``value``, or None when it is fine."""
         found = category(value, self.namespaces)
-        if found in ("registered", "namespaced"):
-            return None
         from failure_kinds._display import shown
 
+        text = shown(value, _SHOWN_LIMIT)
+        if found == "registered":
+            replacement = getattr(failure_kinds.FailureKind(value), "replaced_by", None)  # TEMPORARY
+            if replacement is None:
+                return None
+            return "FK005", f"deprecated failure kind {text}: use {replacement.value!r}"
+        if found == "namespaced":
+            return None
+        if found == "legacy":
+            return "FK004", legacy_message(value, text)
         if found == "undeclared":
             from failure_kinds._suggest import suggest_any
 
-            code = "FK003"
             server = value.partition(":")[0]
-            message = f"undeclared failure kind {shown(value, _SHOWN_LIMIT)}: {server} declares no such kind"
+            message = f"undeclared failure kind {text}: {server} declares no such kind"
             hint = suggest_any(value, self.namespaces)
             if hint is not None:
                 message += f"; did you mean {hint!r}?"
-        elif ":" in value:
-            code = "FK002"
-            message = (
-                f"malformed namespaced failure kind {shown(value, _SHOWN_LIMIT)}: "
-                "expected <server>:<kind>, each [a-z][a-z0-9_]*"
+            return "FK003", message
+        if ":" in value:
+            return "FK002", (
+                f"malformed namespaced failure kind {text}: expected <server>:<kind>, each [a-z][a-z0-9_]*"
             )
+        hint = failure_kinds.suggest(value)
+        message = f"unregistered failure kind {text}"
+        if hint is not None:
+            message += f"; did you mean {hint!r}?"
+        return "FK001", message
+
+    def judge(self, use: ast.Constant | MissingName, path: str, columns: Columns) -> Finding | None:
+        verdict: tuple[str, str] | None
+        if isinstance(use, MissingName):
+            verdict = self.missing_verdict(use)
+        elif isinstance(use.value, str):
+            verdict = self.verdict(use.value)
         else:
-            code = "FK001"
-            hint = failure_kinds.suggest(value)
-            message = f"unregistered failure kind {shown(value, _SHOWN_LIMIT)}"
-            if hint is not None:
-                message += f"; did you mean {hint!r}?"
-        line_number = literal.lineno
+            verdict = None
+        if verdict is None:
+            return None
+        code, message = verdict
+        line_number = use.lineno
         if _suppressed(columns.raw_line(line_number), code):
             return None
-        return Finding(path, line_number, columns.column(line_number, literal.col_offset), code, message)
+        return Finding(path, line_number, columns.column(line_number, use.col_offset), code, message)
+
+    def missing_verdict(self, use: MissingName) -> tuple[str, str]:
+        """A constant the package or its enum lacks: the older label it names (FK004), or a misspelling
+        of a kind's constant (FK001)."""
+        value = use.name.lower()
+        if category(value) == "legacy":
+            return "FK004", f"{use.owner} has no {use.name}: {legacy_message(value, repr(value))}"
+        message = f"{use.owner} has no {use.name}"
+        hint = failure_kinds.suggest(value)
+        if hint is not None:
+            message += f"; did you mean {hint.upper()}?"
+        return "FK001", message
+
+
+def legacy_message(value: str, shown_value: str) -> str:
+    """What FK004 says of the older label ``value``: its replacement, or that it has none."""
+    from failure_kinds.history import older_label
+
+    label = older_label(value)
+    replacement = label.replacement if label is not None else None
+    if replacement is None:
+        return f"older failure kind {shown_value} has no single replacement; choose the kind that fits"
+    return f"older failure kind {shown_value}: use {replacement!r}"
 
 
 def _unlintable(path: str, line: int, col: int, reason: str) -> Finding:
     return Finding(path, max(line, 1), max(col, 1), "FK000", reason)
-
-
-def _strings(node: ast.expr) -> Iterable[ast.Constant]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        yield node
-
-
-def _case_strings(pattern: ast.pattern) -> Iterator[ast.Constant]:
-    """The string literals a case pattern compares its subject with: ``"a"``, ``"a" | "b"``, ``"a" as k``."""
-    pending = [pattern]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, ast.MatchValue):
-            yield from _strings(current.value)
-        elif isinstance(current, ast.MatchOr):
-            pending.extend(reversed(current.patterns))
-        elif isinstance(current, ast.MatchAs) and current.pattern is not None:
-            pending.append(current.pattern)
-
-
-def _is_kind_annotation(annotation: ast.expr, depth: int = 0) -> bool:
-    """Whether ``annotation`` is a kind type, possibly optional: ``FailureKindName``, ``fk.AnyFailureKind``,
-    ``FailureKind | None``, ``Optional["ProjectFailureKind"]``, ``Final[FailureKindName]``."""
-    if depth > _ANNOTATION_DEPTH:
-        return False
-    if isinstance(annotation, ast.Name | ast.Attribute):
-        name = annotation.id if isinstance(annotation, ast.Name) else annotation.attr
-        return name in KIND_TYPES or name.endswith("FailureKind")
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = (annotation.left, annotation.right)
-        return all(_is_kind_annotation(side, depth + 1) or _is_none(side) for side in sides) and any(
-            _is_kind_annotation(side, depth + 1) for side in sides
-        )
-    wrapper = _called_name(annotation.value) if isinstance(annotation, ast.Subscript) else None
-    if isinstance(annotation, ast.Subscript) and (wrapper in _UNIONS or wrapper in _WRAPPERS):
-        inner = annotation.slice
-        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if wrapper in _WRAPPERS:
-            members = members[:1]
-        return all(_is_kind_annotation(member, depth + 1) or _is_none(member) for member in members) and any(
-            _is_kind_annotation(member, depth + 1) for member in members
-        )
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        text = annotation.value
-        if len(text) > _ANNOTATION_TEXT or "FailureKind" not in text:
-            return False
-        try:
-            parsed = ast.parse(text.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        return _is_kind_annotation(parsed, depth + 1)
-    return False
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _called_name(function: ast.expr) -> str | None:
-    if isinstance(function, ast.Name):
-        return function.id
-    if isinstance(function, ast.Attribute):
-        return function.attr
-    return None
 
 
 def _suppressed(line: bytes, code: str) -> bool:

@@ -1,0 +1,501 @@
+"""Where a failure kind stands in Python source: the walk behind :mod:`failure_kinds.lint`.
+
+:func:`kind_uses` returns the string literals used as a kind, and the constant names taken from
+``failure_kinds`` (or its ``FailureKind``) that do not exist there. Only the top-level statements whose
+lines mention a field, a kind type, a checked function, the package or a name learned from those are
+walked: the rest of a file cannot hold a kind, and skipping it keeps the lint near the cost of parsing.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Final
+
+CHECKED_FUNCTIONS: Final = frozenset(
+    {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
+)
+# Annotations that make a name or attribute a kind: these, and any name ending in "FailureKind"
+# (FailureKind, AnyFailureKind, NamespacedFailureKind, the generated DeclaredFailureKind, ...).
+KIND_TYPES: Final = frozenset({"FailureKindName"})
+PACKAGE: Final = "failure_kinds"
+ENUM: Final = "FailureKind"
+# Mapping methods whose second argument is the value a missing field stands for.
+_DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
+# Subscripted annotations that still hold a kind: unions of their arguments, and wrappers of their first.
+_UNIONS: Final = frozenset({"Optional", "Union"})
+_WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired"})
+# Annotations are small; a deeper one is not a kind annotation anybody wrote.
+_ANNOTATION_DEPTH: Final = 16
+_ANNOTATION_TEXT: Final = 200
+# What a constant's name looks like: module constants are checked only when written so.
+CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+class MissingName:
+    """A constant name read from the package or its enum that it does not define."""
+
+    __slots__ = ("col_offset", "lineno", "name", "owner")
+
+    def __init__(self, lineno: int, col_offset: int, name: str, owner: str) -> None:
+        self.lineno = lineno
+        self.col_offset = col_offset
+        self.name = name
+        self.owner = owner
+
+
+def trigger_words(fields: Iterable[str]) -> tuple[bytes, ...]:
+    """Words without which a file (or a statement) cannot hold a kind."""
+    return tuple(word.encode() for word in (*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE))
+
+
+def kind_uses(
+    tree: ast.Module, source: bytes, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
+) -> list[ast.Constant | MissingName]:
+    """Every string literal standing where a kind goes, and every constant name read from the package
+    or its enum that it lacks (``names``: the names the package and the enum have), in no set order."""
+    walk = _Walk(tree, fields, names)
+    statements = tree.body
+    if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
+        # Lone carriage returns end lines for the parser but not for the line count below.
+        walk.visit(statements)
+    else:
+        ranges = [_line_range(statement) for statement in statements]
+        pending = list(range(len(statements)))
+        words: set[str] = set(fields) | set(CHECKED_FUNCTIONS) | {ENUM, PACKAGE}
+        searched: set[str] = set()
+        while pending and words - searched:
+            new_words = words - searched
+            searched |= new_words
+            lines = _lines_with(source, new_words)
+            chosen = [index for index in pending if _mentions(lines, *ranges[index])]
+            if not chosen:
+                break
+            chosen_set = set(chosen)
+            pending = [index for index in pending if index not in chosen_set]
+            walk.visit([statements[index] for index in chosen])
+            words |= walk.learned_words()
+    return walk.finish()
+
+
+def _line_range(statement: ast.stmt) -> tuple[int, int]:
+    first = statement.lineno
+    for decorator in getattr(statement, "decorator_list", ()):
+        first = min(first, decorator.lineno)
+    return first, statement.end_lineno or statement.lineno
+
+
+def _lines_with(source: bytes, words: Iterable[str]) -> list[int]:
+    """The sorted line numbers where any of ``words`` occurs."""
+    positions: list[int] = []
+    for word in words:
+        encoded = word.encode("utf-8", "surrogatepass")
+        if not encoded:
+            continue
+        position = source.find(encoded)
+        while position != -1:
+            positions.append(position)
+            position = source.find(encoded, position + len(encoded))
+    positions.sort()
+    lines: list[int] = []
+    line, counted = 1, 0
+    for position in positions:
+        line += source.count(b"\n", counted, position)
+        counted = position
+        lines.append(line)
+    return lines
+
+
+def _mentions(lines: list[int], first: int, last: int) -> bool:
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
+class _Walk:
+    """The state of one file's walk: what it found, what it learned, and what waits for the end."""
+
+    def __init__(
+        self, tree: ast.Module, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
+    ) -> None:
+        self.fields = fields
+        self.package_names, self.enum_names = names
+        self.constants = _module_constants(tree)
+        self.found: list[ast.Constant | MissingName] = []
+        # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type:
+        # they count in comparisons and cases, never in assignments).
+        self.kind_names: set[str] = set()
+        self.kind_attributes: set[str] = set()
+        self.read_names: set[str] = set()
+        # Names bound to the package and to its enum by imports.
+        self.package_aliases: set[str] = set()
+        self.enum_aliases: set[str] = set()
+        # Judged at the end, once every annotation and import of the file is known.
+        self.comparisons: list[ast.Compare] = []
+        self.matches: list[ast.Match] = []
+        self.assignments: list[ast.Assign] = []
+        self.alternatives: list[ast.BoolOp] = []
+        self.constant_reads: list[ast.Attribute] = []
+
+    def learned_words(self) -> set[str]:
+        return (
+            self.kind_names
+            | self.kind_attributes
+            | self.read_names
+            | self.package_aliases
+            | self.enum_aliases
+        )
+
+    def strings(self, node: ast.expr) -> Iterator[ast.Constant]:
+        """The literals ``node`` may evaluate to: itself, both branches of a conditional expression,
+        the operands of ``or`` and ``and``, a walrus's value, a module constant's literal."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            current_type = type(current)
+            if current_type is ast.Constant:
+                assert isinstance(current, ast.Constant)
+                if isinstance(current.value, str):
+                    yield current
+            elif current_type is ast.IfExp:
+                assert isinstance(current, ast.IfExp)
+                pending += (current.orelse, current.body)
+            elif current_type is ast.BoolOp:
+                assert isinstance(current, ast.BoolOp)
+                pending.extend(reversed(current.values))
+            elif current_type is ast.NamedExpr:
+                assert isinstance(current, ast.NamedExpr)
+                pending.append(current.value)
+            elif current_type is ast.Name:
+                assert isinstance(current, ast.Name)
+                constant = self.constants.get(current.id)
+                if constant is not None:
+                    yield constant
+
+    def is_field(self, node: ast.expr) -> bool:
+        """``x["failure_kind"]``, ``x.failure_kind``, ``x.get("failure_kind")`` or ``failure_kind``."""
+        node_type = type(node)
+        if node_type is ast.Subscript:
+            assert isinstance(node, ast.Subscript)
+            key = node.slice
+            return isinstance(key, ast.Constant) and key.value in self.fields
+        if node_type is ast.Attribute:
+            assert isinstance(node, ast.Attribute)
+            return node.attr in self.fields
+        if node_type is ast.Name:
+            assert isinstance(node, ast.Name)
+            return node.id in self.fields
+        if node_type is ast.Call:
+            assert isinstance(node, ast.Call)
+            function = node.func
+            return (
+                isinstance(function, ast.Attribute)
+                and function.attr in _DEFAULTING
+                and bool(node.args)
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in self.fields
+            )
+        return False
+
+    def visit(self, roots: list[ast.stmt]) -> None:
+        fields = self.fields
+        found = self.found
+        # A walk of its own rather than ast.walk: no generator per node and exact-type dispatch (the parser
+        # makes no subclasses) keep the lint close to the cost of parsing alone.
+        pending: list[ast.AST] = list(roots)
+        pop, push = pending.pop, pending.append
+        while pending:
+            node = pop()
+            for name in node._fields:
+                child = getattr(node, name, None)
+                if type(child) is list:
+                    for item in child:  # pyright: ignore[reportUnknownVariableType]
+                        if isinstance(item, ast.AST):
+                            push(item)
+                elif isinstance(child, ast.AST):
+                    push(child)
+            node_type = type(node)
+            if node_type is ast.Attribute:
+                assert isinstance(node, ast.Attribute)
+                if type(node.value) is ast.Name and CONSTANT_NAME.fullmatch(node.attr):
+                    self.constant_reads.append(node)
+            elif node_type is ast.Call:
+                assert isinstance(node, ast.Call)
+                for keyword in node.keywords:
+                    if keyword.arg in fields:
+                        found.extend(self.strings(keyword.value))
+                if node.args:
+                    if _called_name(node.func) in CHECKED_FUNCTIONS:
+                        found.extend(self.strings(node.args[0]))
+                    elif len(node.args) >= 2 and self.is_field(node):
+                        found.extend(self.strings(node.args[1]))
+            elif node_type is ast.Dict:
+                assert isinstance(node, ast.Dict)
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value in fields:
+                        found.extend(self.strings(value))
+            elif node_type is ast.Compare:
+                assert isinstance(node, ast.Compare)
+                self.comparisons.append(node)
+            elif node_type is ast.BoolOp:
+                assert isinstance(node, ast.BoolOp)
+                self.alternatives.append(node)
+            elif node_type is ast.Assign:
+                assert isinstance(node, ast.Assign)
+                self._assignment(node)
+            elif node_type is ast.AnnAssign:
+                assert isinstance(node, ast.AnnAssign)
+                self._annotated_assignment(node)
+            elif node_type is ast.NamedExpr:
+                assert isinstance(node, ast.NamedExpr)
+                if self.is_field(node.value):
+                    self.read_names.add(node.target.id)
+            elif node_type is ast.arguments:
+                assert isinstance(node, ast.arguments)
+                self._defaults(node)
+            elif node_type is ast.FunctionDef or node_type is ast.AsyncFunctionDef:
+                assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                if node.returns is not None and is_kind_annotation(node.returns):
+                    for value in _returned(node):
+                        found.extend(self.strings(value))
+            elif node_type is ast.Match:
+                assert isinstance(node, ast.Match)
+                self.matches.append(node)
+            elif node_type is ast.MatchMapping:
+                assert isinstance(node, ast.MatchMapping)
+                for key, pattern in zip(node.keys, node.patterns, strict=True):
+                    if isinstance(key, ast.Constant) and key.value in fields:
+                        found.extend(self.case_strings(pattern))
+            elif node_type is ast.MatchClass:
+                assert isinstance(node, ast.MatchClass)
+                for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
+                    if attribute in fields:
+                        found.extend(self.case_strings(pattern))
+            elif node_type is ast.Import:
+                assert isinstance(node, ast.Import)
+                for alias in node.names:
+                    if alias.name == PACKAGE or (
+                        alias.asname is None and alias.name.startswith(PACKAGE + ".")
+                    ):
+                        self.package_aliases.add(alias.asname or PACKAGE)
+            elif node_type is ast.ImportFrom:
+                assert isinstance(node, ast.ImportFrom)
+                if node.module == PACKAGE and not node.level:
+                    self._imported(node)
+
+    def _assignment(self, node: ast.Assign) -> None:
+        if any(self.is_field(target) for target in node.targets):
+            self.found.extend(self.strings(node.value))
+            return
+        value_type = type(node.value)
+        if value_type is ast.Constant or value_type is ast.IfExp:
+            self.assignments.append(node)
+        elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_field(node.value):
+            self.read_names.add(node.targets[0].id)
+
+    def _annotated_assignment(self, node: ast.AnnAssign) -> None:
+        target = node.target
+        if node.value is not None and self.is_field(target):
+            self.found.extend(self.strings(node.value))
+            return
+        if not is_kind_annotation(node.annotation):
+            return
+        if isinstance(target, ast.Name):
+            self.kind_names.add(target.id)
+            # A field declared in a class body is read as an attribute elsewhere.
+            self.kind_attributes.add(target.id)
+        elif isinstance(target, ast.Attribute):
+            self.kind_attributes.add(target.attr)
+        else:
+            return
+        if node.value is not None:
+            self.found.extend(self.strings(node.value))
+
+    def _defaults(self, node: ast.arguments) -> None:
+        positional = [*node.posonlyargs, *node.args]
+        pairs = [
+            *zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True),
+            *zip(node.kwonlyargs, node.kw_defaults, strict=True),
+        ]
+        for argument in (*positional, *node.kwonlyargs):
+            if argument.annotation is not None and is_kind_annotation(argument.annotation):
+                self.kind_names.add(argument.arg)
+        for argument, default in pairs:
+            if default is None:
+                continue
+            if argument.arg in self.fields or (
+                argument.annotation is not None and is_kind_annotation(argument.annotation)
+            ):
+                self.found.extend(self.strings(default))
+
+    def _imported(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == ENUM:
+                self.enum_aliases.add(alias.asname or ENUM)
+            elif CONSTANT_NAME.fullmatch(alias.name) and alias.name not in self.package_names:
+                self.found.append(MissingName(alias.lineno, alias.col_offset, alias.name, PACKAGE))
+
+    def holds_kind(self, node: ast.expr) -> bool:
+        """Whether ``node`` reads a kind: a field, a name or attribute annotated or bound as one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.kind_names or node.id in self.read_names or node.id in self.fields
+        if isinstance(node, ast.NamedExpr):
+            return self.holds_kind(node.value)
+        return self.typed_kind(node)
+
+    def typed_kind(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a field or a name or attribute annotated as a kind (what an assignment of
+        a literal is checked for)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.kind_names or node.id in self.fields
+        if isinstance(node, ast.Attribute):
+            if node.attr in self.fields or node.attr in self.kind_attributes:
+                return True
+            # The value of a FailureKind member: `kind.value` for `kind: FailureKind`.
+            return (
+                node.attr == "value" and isinstance(node.value, ast.Name) and node.value.id in self.kind_names
+            )
+        return self.is_field(node)
+
+    def case_strings(self, pattern: ast.pattern) -> Iterator[ast.Constant]:
+        """The literals a case pattern compares its subject with: ``"a"``, ``"a" | "b"``, ``"a" as k``."""
+        pending = [pattern]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, ast.MatchValue):
+                yield from self.strings(current.value)
+            elif isinstance(current, ast.MatchOr):
+                pending.extend(reversed(current.patterns))
+            elif isinstance(current, ast.MatchAs) and current.pattern is not None:
+                pending.append(current.pattern)
+
+    def finish(self) -> list[ast.Constant | MissingName]:
+        found = self.found
+        for comparison in self.comparisons:
+            operands = [comparison.left, *comparison.comparators]
+            for operator, left, right in zip(comparison.ops, operands, operands[1:], strict=False):
+                if isinstance(operator, ast.Eq | ast.NotEq):
+                    if self.holds_kind(left):
+                        found.extend(self.strings(right))
+                    elif self.holds_kind(right):
+                        found.extend(self.strings(left))
+                elif (
+                    isinstance(operator, ast.In | ast.NotIn)
+                    and self.holds_kind(left)
+                    and isinstance(right, ast.Tuple | ast.List | ast.Set)
+                ):
+                    for element in right.elts:
+                        found.extend(self.strings(element))
+        for alternative in self.alternatives:
+            if any(self.holds_kind(value) for value in alternative.values):
+                for value in alternative.values:
+                    if isinstance(value, ast.Constant | ast.IfExp):
+                        found.extend(self.strings(value))
+        for assignment in self.assignments:
+            if any(self.typed_kind(target) for target in assignment.targets):
+                found.extend(self.strings(assignment.value))
+        for match in self.matches:
+            if self.holds_kind(match.subject):
+                for case in match.cases:
+                    found.extend(self.case_strings(case.pattern))
+        for read in self.constant_reads:
+            owner = read.value
+            assert isinstance(owner, ast.Name)
+            if owner.id in self.package_aliases:
+                owner_name, known = PACKAGE, self.package_names
+            elif owner.id in self.enum_aliases:
+                owner_name, known = ENUM, self.enum_names
+            else:
+                continue
+            if read.attr not in known:
+                # At the name itself, which ends the attribute expression.
+                column = (read.end_col_offset or 0) - len(read.attr)
+                found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
+        return found
+
+
+def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:
+    """Names in capitals assigned a string literal exactly once at the top of the module."""
+    constants: dict[str, ast.Constant] = {}
+    seen: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name) and CONSTANT_NAME.fullmatch(target.id):
+                if target.id in seen:
+                    constants.pop(target.id, None)
+                    continue
+                seen.add(target.id)
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and len(targets) == 1:
+                    constants[target.id] = value
+    return constants
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
+    """The values the function's own ``return`` statements give (not those of functions inside it)."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                yield node.value
+            continue
+        if isinstance(node, (*_SCOPES, ast.expr)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def is_kind_annotation(annotation: ast.expr, depth: int = 0) -> bool:
+    """Whether ``annotation`` is a kind type, possibly optional: ``FailureKindName``, ``fk.AnyFailureKind``,
+    ``FailureKind | None``, ``Optional["ProjectFailureKind"]``, ``Final[FailureKindName]``."""
+    if depth > _ANNOTATION_DEPTH:
+        return False
+    if isinstance(annotation, ast.Name | ast.Attribute):
+        name = annotation.id if isinstance(annotation, ast.Name) else annotation.attr
+        return name in KIND_TYPES or name.endswith("FailureKind")
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = (annotation.left, annotation.right)
+        return all(is_kind_annotation(side, depth + 1) or _is_none(side) for side in sides) and any(
+            is_kind_annotation(side, depth + 1) for side in sides
+        )
+    wrapper = _called_name(annotation.value) if isinstance(annotation, ast.Subscript) else None
+    if isinstance(annotation, ast.Subscript) and (wrapper in _UNIONS or wrapper in _WRAPPERS):
+        inner = annotation.slice
+        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if wrapper in _WRAPPERS:
+            members = members[:1]
+        return all(is_kind_annotation(member, depth + 1) or _is_none(member) for member in members) and any(
+            is_kind_annotation(member, depth + 1) for member in members
+        )
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value
+        if len(text) > _ANNOTATION_TEXT or "FailureKind" not in text:
+            return False
+        try:
+            parsed = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return is_kind_annotation(parsed, depth + 1)
+    return False
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _called_name(function: ast.expr) -> str | None:
+    if isinstance(function, ast.Name):
+        return function.id
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return None
