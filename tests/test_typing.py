@@ -8,11 +8,13 @@ that must report its line:
     # expect-error: none                   no checker sees it (the lint, audit or runtime must)
 
 Each checker must report exactly the lines marked for it, nothing more and nothing less, so a marker is
-both a promise and an admission. Every checker runs once on the whole case folder, with the Python
-version of the interpreter running the tests (`make test` runs them on 3.11, 3.12 and 3.13).
+both a promise and an admission. Every checker runs once on the whole case folder for each supported
+Python version (pyproject.toml's classifiers), given by its own version option: a checker's verdict does
+not depend on the interpreter running it, so these tests are marked interpreter_independent and
+`make test` runs them on its first Python only.
 
-The README's table of which tool catches which mistake is derived from the same runs (and from
-`failure-kinds lint` on the same files) and compared with what the README says.
+The table in docs/typing.md of which tool catches which mistake is derived from the same runs (and from
+`failure-kinds lint` on the same files) and compared with what the page says, for every version.
 """
 
 from __future__ import annotations
@@ -31,11 +33,22 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, WheelInstall
-from helpers import doc_recipes
+from helpers import doc_recipes, needs
 
 CASES = Path(__file__).parent / "typing"
 CHECKERS = ("mypy", "pyright", "basedpyright", "pyrefly", "ty")
-VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+VERSIONS = [
+    classifier.rsplit(" :: ", 1)[1]
+    for classifier in PYPROJECT["project"]["classifiers"]
+    if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", classifier)
+]
+# Where the documentation says which checker catches what, how to configure them and which versions.
+PAGE = ROOT / "docs" / "typing.md"
+
+pytestmark = pytest.mark.interpreter_independent
+# The tests that run a checker skip unless all five are installed (extras test and dev).
+needs_checkers = needs(*CHECKERS)
 MARKER = re.compile(r"#\s*expect-error(?::(?P<checkers>[^#]*))?\s*$")
 BIN = Path(sys.executable).parent
 
@@ -46,8 +59,8 @@ swe_env = ["patch_apply_failed", "test_collection_error"]
 """
 DECLARED_MODULE = "declared_kinds.py"
 
-# The checker configuration the README recommends (a pyproject.toml block after this comment line); the
-# checkers run with exactly it, so the README's table holds for a user who copies it.
+# The checker configuration the typing page recommends (a pyproject.toml block after this comment line);
+# the checkers run with exactly it, so the table holds for a user who copies it.
 CONFIGURATION_MARKER = (
     "<!-- checker configuration: tests/test_typing.py runs the checkers with exactly this -->"
 )
@@ -97,6 +110,11 @@ def test_doc_recipes_are_found() -> None:
     assert {"first_use", "pydantic", "dataclass", "typeddict"} <= set(doc_recipes())
 
 
+def test_every_supported_version_is_checked() -> None:
+    assert VERSIONS == ["3.11", "3.12", "3.13"]
+    assert PYPROJECT["project"]["requires-python"] == f">={VERSIONS[0]}"
+
+
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory: pytest.TempPathFactory, wheel_install: WheelInstall) -> Path:
     # A copy, checked from a folder with no project configuration, so nothing in this repository
@@ -130,9 +148,9 @@ def cases(tmp_path_factory: pytest.TempPathFactory, wheel_install: WheelInstall)
 
 
 def readme_configuration() -> str:
-    readme = (ROOT / "docs" / "typing.md").read_text(encoding="utf-8")
-    found = re.search(re.escape(CONFIGURATION_MARKER) + r"\n```toml\n(.*?)```", readme, flags=re.DOTALL)
-    assert found, "the README shows the checker configuration"
+    page = PAGE.read_text(encoding="utf-8")
+    found = re.search(re.escape(CONFIGURATION_MARKER) + r"\n```toml\n(.*?)```", page, flags=re.DOTALL)
+    assert found, "the typing page shows the checker configuration"
     return found[1]
 
 
@@ -148,17 +166,18 @@ def run(command: list[str], cases: Path) -> subprocess.CompletedProcess[str]:
 
 
 # Each runner checks `files` in the folder `cases`, whose pyproject.toml (if any) configures it, with the
-# installed wheel's environment `python`, and returns the lines it reports as errors.
+# installed wheel's environment `python`, as code for Python `version`, and returns the lines it reports
+# as errors.
 
 
-def run_mypy(cases: Path, python: Path, files: list[str]) -> set[Line]:
+def run_mypy(cases: Path, python: Path, files: list[str], version: str) -> set[Line]:
     configuration = ["--config-file", "pyproject.toml"] if (cases / "pyproject.toml").exists() else []
     result = run(
         [
             str(BIN / "mypy"),
             *configuration,
             "--python-version",
-            VERSION,
+            version,
             "--python-executable",
             str(python),
             "--cache-dir",
@@ -174,9 +193,11 @@ def run_mypy(cases: Path, python: Path, files: list[str]) -> set[Line]:
     return {(Path(match["file"]).name, int(match["line"])) for match in found if match}
 
 
-def run_pyright(cases: Path, python: Path, files: list[str], program: str = "pyright") -> set[Line]:
+def run_pyright(
+    cases: Path, python: Path, files: list[str], version: str, program: str = "pyright"
+) -> set[Line]:
     result = run(
-        [str(BIN / program), "--outputjson", "--pythonpath", str(python), "--pythonversion", VERSION, *files],
+        [str(BIN / program), "--outputjson", "--pythonpath", str(python), "--pythonversion", version, *files],
         cases,
     )
     return {
@@ -186,17 +207,17 @@ def run_pyright(cases: Path, python: Path, files: list[str], program: str = "pyr
     }
 
 
-def run_basedpyright(cases: Path, python: Path, files: list[str]) -> set[Line]:
-    return run_pyright(cases, python, files, program="basedpyright")
+def run_basedpyright(cases: Path, python: Path, files: list[str], version: str) -> set[Line]:
+    return run_pyright(cases, python, files, version, program="basedpyright")
 
 
-def run_pyrefly(cases: Path, python: Path, files: list[str]) -> set[Line]:
+def run_pyrefly(cases: Path, python: Path, files: list[str], version: str) -> set[Line]:
     result = run(
         [
             str(BIN / "pyrefly"),
             "check",
             "--python-version",
-            VERSION,
+            version,
             "--python-interpreter-path",
             str(python),
             "--output-format",
@@ -215,7 +236,7 @@ def run_pyrefly(cases: Path, python: Path, files: list[str]) -> set[Line]:
     }
 
 
-def run_ty(cases: Path, python: Path, files: list[str]) -> set[Line]:
+def run_ty(cases: Path, python: Path, files: list[str], version: str) -> set[Line]:
     result = run(
         [
             str(BIN / "ty"),
@@ -223,7 +244,7 @@ def run_ty(cases: Path, python: Path, files: list[str]) -> set[Line]:
             "--python",
             str(python),
             "--python-version",
-            VERSION,
+            version,
             "--output-format",
             "concise",
             "--no-progress",
@@ -240,7 +261,7 @@ def run_ty(cases: Path, python: Path, files: list[str]) -> set[Line]:
     return {(Path(match["file"]).name, int(match["line"])) for match in found if match}
 
 
-RUNNERS: dict[str, Callable[[Path, Path, list[str]], set[Line]]] = {
+RUNNERS: dict[str, Callable[[Path, Path, list[str], str], set[Line]]] = {
     "mypy": run_mypy,
     "pyright": run_pyright,
     "basedpyright": run_basedpyright,
@@ -249,17 +270,41 @@ RUNNERS: dict[str, Callable[[Path, Path, list[str]], set[Line]]] = {
 }
 
 
+# The tests of one version share one xdist worker, so each version's checkers run once in a run.
+BY_VERSION = [
+    pytest.param(version, marks=pytest.mark.xdist_group(f"typing-{version}")) for version in VERSIONS
+]
+
+
 @pytest.fixture(scope="module")
-def reports(cases: Path, wheel_install: WheelInstall) -> dict[str, set[Line]]:
-    """What each checker reports on the case folder: each runs once, two at a time."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            checker: pool.submit(RUNNERS[checker], cases, wheel_install.python, python_files(cases))
-            for checker in CHECKERS
-        }
-        return {checker: future.result() for checker, future in futures.items()}
+def reports_by_version() -> dict[str, dict[str, set[Line]]]:
+    """The checkers' reports of the versions asked for so far in this module."""
+    return {}
 
 
+@pytest.fixture
+def reports(
+    reports_by_version: dict[str, dict[str, set[Line]]],
+    cases: Path,
+    wheel_install: WheelInstall,
+    version: str,
+) -> dict[str, set[Line]]:
+    """What each checker reports on the case folder as code for ``version``: each runs once, two at a
+    time."""
+    if version not in reports_by_version:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {
+                checker: pool.submit(
+                    RUNNERS[checker], cases, wheel_install.python, python_files(cases), version
+                )
+                for checker in CHECKERS
+            }
+            reports_by_version[version] = {checker: future.result() for checker, future in futures.items()}
+    return reports_by_version[version]
+
+
+@needs_checkers
+@pytest.mark.parametrize("version", BY_VERSION)
 @pytest.mark.parametrize("checker", CHECKERS)
 def test_checker_reports_exactly_the_marked_lines(reports: dict[str, set[Line]], checker: str) -> None:
     reported = reports[checker]
@@ -268,7 +313,7 @@ def test_checker_reports_exactly_the_marked_lines(reports: dict[str, set[Line]],
     assert sorted(expected - reported) == [], "marked but not reported"
 
 
-# The README's table of which tool catches which mistake: one row per fail_*.py file, one column per
+# The typing page's table of which tool catches which mistake: one row per fail_*.py file, one column per
 # checker and one for `failure-kinds lint`. A file's mistakes are its top-level statements holding a
 # marked line; a tool catches a mistake when it reports a line of that statement.
 TABLE_START = (
@@ -295,10 +340,10 @@ def verdict(name: str, reported: set[Line]) -> str:
 
 def readme_table() -> dict[str, list[str]]:
     """The docs table's cells by case file name, in the order of TOOLS."""
-    readme = (ROOT / "docs" / "typing.md").read_text(encoding="utf-8")
-    assert TABLE_START in readme
-    assert TABLE_END in readme
-    body = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip().splitlines()
+    page = PAGE.read_text(encoding="utf-8")
+    assert TABLE_START in page
+    assert TABLE_END in page
+    body = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip().splitlines()
     header = [cell.strip() for cell in body[0].strip("|").split("|")]
     assert header[2:] == [*CHECKERS, "`failure-kinds lint`"], header
     rows: dict[str, list[str]] = {}
@@ -333,8 +378,10 @@ def lint_report(cases: Path, wheel_install: WheelInstall) -> set[Line]:
     return {(Path(finding["path"]).name, finding["line"]) for finding in json.loads(result.stdout)}
 
 
-def test_readme_table_says_which_tool_catches_each_mistake(
-    reports: dict[str, set[Line]], lint_report: set[Line]
+@needs_checkers
+@pytest.mark.parametrize("version", BY_VERSION)
+def test_table_says_which_tool_catches_each_mistake(
+    reports: dict[str, set[Line]], lint_report: set[Line], version: str
 ) -> None:
     found = {**reports, "lint": lint_report}
     derived = {
@@ -345,16 +392,17 @@ def test_readme_table_says_which_tool_catches_each_mistake(
     shown = "\n".join(f"{name}: {' '.join(cells)}" for name, cells in derived.items())
     assert sorted(table) == sorted(derived), "one row per fail_*.py file\n" + shown
     wrong = [
-        f"{name}: the README says {table[name]}, the tools say {cells}"
+        f"{name} (Python {version}): the page says {table[name]}, the tools say {cells}"
         for name, cells in derived.items()
         if table[name] != cells
     ]
     assert wrong == [], "\n".join(wrong)
 
 
-# What the README says about configuration, each claim checked on the files it concerns: with no
+# What the typing page says about configuration, each claim checked on the files it concerns: with no
 # configuration the checker still reports every mistake of those files the table credits it with
-# ("all"), or without one setting it reports none of them ("none").
+# ("all"), or without one setting it reports none of them ("none"). A claim is about a setting, not a
+# Python version, so it is checked as code for the oldest supported version only.
 PLAIN = ["fail_literals.py", "fail_names.py", "fail_members.py"]
 CLAIMS = {
     "mypy without configuration": ("mypy", None, PLAIN, "all"),
@@ -377,6 +425,7 @@ CLAIMS = {
 }
 
 
+@needs_checkers
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_configuration_claims(cases: Path, wheel_install: WheelInstall, tmp_path: Path, claim: str) -> None:
     checker, configuration, names, reports = CLAIMS[claim]
@@ -385,7 +434,7 @@ def test_configuration_claims(cases: Path, wheel_install: WheelInstall, tmp_path
         shutil.copy(cases / name, tmp_path / name)
     if configuration is not None:
         (tmp_path / "pyproject.toml").write_text(configuration, encoding="utf-8")
-    reported = RUNNERS[checker](tmp_path, wheel_install.python, files)
+    reported = RUNNERS[checker](tmp_path, wheel_install.python, files, VERSIONS[0])
     credited = {line for line in expected_for(checker) if line[0] in files}
     assert credited, "the table credits the checker with these mistakes"
     if reports == "all":
@@ -394,14 +443,19 @@ def test_configuration_claims(cases: Path, wheel_install: WheelInstall, tmp_path
         assert sorted(reported & credited) == []
 
 
-def test_readme_names_the_pinned_versions() -> None:
-    readme = (ROOT / "docs" / "typing.md").read_text(encoding="utf-8")
-    found = re.search(r"Versions tested: (.*?) \(pinned", readme, flags=re.DOTALL)
-    assert found, "the README names the checker versions it was tested with"
+@needs_checkers
+def test_docs_name_the_pinned_versions() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    found = re.search(r"Versions tested: (.*?) \(pinned", page, flags=re.DOTALL)
+    assert found, "the typing page names the checker versions it was tested with"
     named = dict(item.split() for item in found[1].replace("\n", " ").split(", "))
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    dev = pyproject["project"]["optional-dependencies"]["dev"]
-    pins = dict(requirement.split("==") for requirement in dev if "==" in requirement)
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    pins = dict(
+        requirement.split("==")
+        for requirements in extras.values()
+        for requirement in requirements
+        if "==" in requirement
+    )
     assert named == {checker: pins[checker] for checker in CHECKERS}
     # The environment running the checkers holds exactly those versions.
     assert named == {checker: metadata.version(checker) for checker in CHECKERS}
