@@ -3,10 +3,19 @@ implementation of the spec, timed in the same process, interleaved."""
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import os
+import random
 import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from common import Goal, Row, interleaved, median, per_call, spread
+from common import Goal, Row, interleaved, median, paired_ratio, per_call, spread
 
 import failure_kinds
 from failure_kinds import FAILURE_KINDS, declare_namespace, validate_failure_kind
@@ -91,4 +100,73 @@ def measure(quick: bool) -> list[Row]:
                 )
             )
     assert "judge_faild" in failure_kinds._WARNED_UNKNOWN  # pyright: ignore[reportPrivateUsage]
+    return rows + declared_at_scale(quick)
+
+
+# A project may declare tens of thousands of kinds; suggesting one of them for each distinct undeclared
+# value must not cost what comparing the value with every one of them would. The audit and check of the
+# same input with no declarations are the baselines (same run, interleaved).
+DECLARED_GOAL = 2.0
+WORDS = [
+    *("alpha", "beta", "gamma", "delta", "patch", "apply", "test", "collect", "quota", "region", "shard"),
+    *("index", "cache", "disk", "net", "pool"),
+]
+
+
+def cpu_finished(command: Sequence[str], stdin: Path | None = None) -> float:
+    """CPU seconds of one fresh process of ``command``; exit 1 (findings) counts as finished."""
+    with open(stdin if stdin is not None else os.devnull, "rb") as source:
+        process = subprocess.Popen(command, stdin=source, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{list(command)} exited with status {status}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def declared_at_scale(quick: bool) -> list[Row]:
+    count = 3_000 if quick else 30_000
+    repetitions = 2 if quick else 7
+    chosen = random.Random(16)
+    kinds: set[str] = set()
+    while len(kinds) < count:
+        kinds.add("_".join(chosen.sample(WORDS, 3)) + f"_{chosen.randrange(1000)}")
+    # Each distinct value is a declared kind with one letter changed: undeclared, with a close suggestion.
+    values = [
+        f"swe_env:{kind[:8]}{'y' if kind[8] == 'x' else 'x'}{kind[9:]}"
+        for kind in chosen.sample(sorted(kinds), 300)
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        declared, empty = root / "declared.toml", root / "empty.toml"
+        declared.write_text(f"[namespaces]\nswe_env = {json.dumps(sorted(kinds))}\n", encoding="utf-8")
+        empty.write_text("", encoding="utf-8")
+        log, names = root / "rollouts.jsonl", root / "names.txt"
+        log.write_text(
+            "".join(json.dumps({"failure_kind": values[index % 300]}) + "\n" for index in range(20_000))
+        )
+        names.write_text("\n".join(values[:100]) + "\n", encoding="utf-8")
+        command = [sys.executable, "-m", "failure_kinds"]
+        runs: dict[str, Callable[[], float]] = {}
+        for config in (declared, empty):
+            audit = [*command, "audit", str(log), "--jobs", "1", "--config", str(config)]
+            check = [*command, "check", "-", "--config", str(config)]
+            runs[f"audit {config.stem}"] = functools.partial(cpu_finished, audit)
+            runs[f"check {config.stem}"] = functools.partial(cpu_finished, check, names)
+        samples = interleaved(runs, repetitions)
+    rows: list[Row] = []
+    for job, what in (
+        ("audit", "an audit of 20,000 records, 300 distinct values"),
+        ("check", "check - of 100 names"),
+    ):
+        ours, base = samples[f"{job} declared"], samples[f"{job} empty"]
+        rows.append(
+            Row(
+                name=f"{job} with {count:,} declared kinds",
+                measured=f"{median(ours) * 1e3:.0f} ms CPU",
+                baseline=f"{median(base) * 1e3:.0f} ms CPU, {what}, none declared",
+                ratio=paired_ratio(ours, base),
+                spread=spread(ours, 1e3, "ms"),
+                goal=Goal(at_most=DECLARED_GOAL),
+            )
+        )
     return rows

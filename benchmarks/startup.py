@@ -9,8 +9,12 @@ import sys
 
 from common import Goal, Row, cpu_process, interleaved, median, spread
 
-# Modules that must not load with `import failure_kinds`: the command and its helpers are lazy.
-FORBIDDEN = {"argparse", "ast", "gzip", "json", "pydantic", "tomllib", "failure_kinds.cli"}
+# Modules that must not load with `import failure_kinds`: the command and its helpers are lazy, and so
+# are suggestions and the display of values, which only a warning needs.
+FORBIDDEN = {
+    *("argparse", "ast", "difflib", "gzip", "json", "pydantic", "reprlib", "tomllib", "typing"),
+    *("failure_kinds.cli", "failure_kinds._display", "failure_kinds._suggest"),
+}
 IMPORT_BUDGET_SECONDS = 0.001
 
 

@@ -40,20 +40,20 @@ class _BoundedRepr(reprlib.Repr):
         self.budget = budget
 
     def repr1(self, x: object, level: int) -> str:
+        # budget is the limit less what was written so far, exactly: text past it is never shown, so
+        # whatever stands in for it there ("...") is cut off with it.
         if self.budget < 0:
-            return "..."  # beyond what will be shown: not worth reading
+            return "..."
+        if isinstance(x, (list, tuple, set, frozenset, dict)) and type(x) in _CONTAINERS and x and level > 0:
+            if isinstance(x, dict):
+                return self._mapping(x, level - 1)
+            return self._sequence(x, level - 1, *_CONTAINERS[type(x)])
         if isinstance(x, str):
             text = str.__repr__(str.__getitem__(x, slice(0, self.budget + 1)))
-        elif isinstance(x, (list, tuple, set, frozenset, dict)) and type(x) in _CONTAINERS:
+        elif type(x) in _CONTAINERS:
             opening, closing = _CONTAINERS[type(x)]
-            if not x:
-                text = repr(x)  # exact builtin containers: their empty repr runs no caller code
-            elif level <= 0:
-                text = f"{opening}...{closing}"
-            elif isinstance(x, dict):
-                text = self._mapping(x, level - 1)
-            else:
-                text = self._sequence(x, level - 1, opening, closing)
+            # An exact builtin container's empty repr runs no caller code.
+            text = repr(x) if not x else f"{opening}...{closing}"
         elif type(x) is int:
             # Decimal conversion is quadratic and refused past 4,300 digits; a huge int is shown by size.
             text = repr(x) if x.bit_length() <= 4 * self.budget + 64 else f"<int of {x.bit_length()} bits>"
@@ -71,25 +71,33 @@ class _BoundedRepr(reprlib.Repr):
         return str.__getitem__(text, slice(0, max(self.budget, 0) + 1))
 
     def _sequence(self, elements: "Iterable[object]", level: int, opening: str, closing: str) -> str:
+        self.budget -= len(opening)
         pieces: list[str] = []
         for element in elements:
+            if pieces:
+                self.budget -= 2  # ", "
             if self.budget < 0:
                 pieces.append("...")
                 break
             pieces.append(self.repr1(element, level))
-            self.budget -= 2
         if type(elements) is tuple and len(pieces) == 1:
             closing = ",)"
+        self.budget -= len(closing)
         return opening + ", ".join(pieces) + closing
 
     def _mapping(self, mapping: "dict[object, object]", level: int) -> str:
+        self.budget -= 1
         pieces: list[str] = []
         for key, value in dict.items(mapping):
+            if pieces:
+                self.budget -= 2
             if self.budget < 0:
                 pieces.append("...")
                 break
-            pieces.append(f"{self.repr1(key, level)}: {self.repr1(value, level)}")
-            self.budget -= 4
+            shown_key = self.repr1(key, level)
+            self.budget -= 2  # ": "
+            pieces.append(f"{shown_key}: {self.repr1(value, level)}")
+        self.budget -= 1
         return "{" + ", ".join(pieces) + "}"
 
 
@@ -123,8 +131,9 @@ def escape(text: str) -> str:
 
     Control characters, line breaks, bidirectional overrides and lone surrogates are all not printable.
     """
-    if str.isprintable(text):
-        return str.__str__(text)
+    text = str.__str__(text)  # a str subclass's own iteration never runs
+    if text.isprintable():
+        return text
     return "".join(character if character.isprintable() else _escape_one(character) for character in text)
 
 
