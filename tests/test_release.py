@@ -3,7 +3,13 @@ source archive build, pass `twine check`, install into fresh virtual environment
 and every place that names the version names the one in failure_kinds/__init__.py.
 
 The README's commands assume a clone at /opt/failure-kinds; here that path becomes a fresh clone of this
-repository, tagged with the release tag the README names if the clone does not have it yet.
+repository, which carries no tag (tags do not travel with a clone), and the commit the README tells a user
+to pin is that clone's.
+
+The package is pure Python without dependencies (one py3-none-any wheel), so what builds and installs on
+one supported Python does on every one: these tests are marked interpreter_independent, and `make test`
+runs them on its first Python. What depends on the interpreter (the stub against each runtime) is in
+tests/test_packaging.py, which runs on every Python.
 """
 
 from __future__ import annotations
@@ -20,14 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import built_once
+from helpers import needs
 
 import failure_kinds
+
+pytestmark = pytest.mark.interpreter_independent
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 LICENSE = (ROOT / "LICENSE").read_text(encoding="utf-8")
 VERSION = failure_kinds.__version__
 CLONE_IN_README = "/opt/failure-kinds"
+# Where the README's pre-commit example wants the full hash of the commit to pin.
+COMMIT_IN_README = "COMMIT"
 
 
 def readme_blocks(start: str, end: str) -> list[str]:
@@ -63,13 +75,17 @@ def fresh_environment(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of this repository, as a user makes one, with the README's release tag."""
-    folder = tmp_path_factory.mktemp("clone") / "failure-kinds"
-    checked(["git", "clone", "--quiet", str(ROOT), str(folder)])
-    tag = f"v{VERSION}"
-    if not run(["git", "-C", str(folder), "tag", "--list", tag]).stdout.strip():
-        checked(["git", "-C", str(folder), "tag", tag])
-    return folder
+    """A clone of this repository's current commit, as a user makes one; one for all xdist workers."""
+
+    def make(folder: Path) -> None:
+        checked(["git", "clone", "--quiet", str(ROOT), str(folder / "failure-kinds")])
+
+    return built_once(tmp_path_factory, "clone", make) / "failure-kinds"
+
+
+def test_a_clone_carries_no_tag(clone: Path) -> None:
+    """So the README cannot lean on one: it installs from a clone, a wheel or a commit."""
+    assert checked(["git", "-C", str(clone), "tag", "--list"]).stdout == ""
 
 
 # version
@@ -85,10 +101,10 @@ def test_the_version_has_one_source() -> None:
 
 def test_every_version_the_docs_name_is_this_one() -> None:
     named = re.findall(r"failure_kinds-(\d+\.\d+\.\d+)-py3", README)
-    named += re.findall(r"@v(\d+\.\d+\.\d+)", README)
-    named += re.findall(r"rev: v(\d+\.\d+\.\d+)", README)
-    assert len(named) >= 4
+    assert len(named) >= 1
     assert set(named) == {VERSION}
+    # No install or pin names a release tag: a clone has none.
+    assert re.findall(r"@v\d|rev: v\d|--branch v\d", README) == []
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, flags=re.MULTILINE)
     assert releases[0] == VERSION, "the newest release in CHANGELOG.md is the current version"
@@ -122,6 +138,7 @@ def test_no_instruction_installs_from_an_index_by_name() -> None:
     assert "`pip install failure-kinds` does not work yet" in README
 
 
+@needs("build")
 @pytest.mark.parametrize("block", INSTALL_BLOCKS, ids=lambda block: block.splitlines()[-1][:40])
 def test_readme_install_commands_work(block: str, clone: Path, tmp_path: Path) -> None:
     """Each block in a fresh virtual environment, in the clone, as a user would paste it."""
@@ -148,8 +165,13 @@ class Artifacts:
 
 @pytest.fixture(scope="session")
 def artifacts(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
-    output = tmp_path_factory.mktemp("dist")
-    checked([sys.executable, "-m", "build", "--outdir", str(output), str(clone)])
+    """The wheel and the source archive `python -m build` makes of the clone; once for all workers."""
+    pytest.importorskip("build")
+
+    def make(output: Path) -> None:
+        checked([sys.executable, "-m", "build", "--outdir", str(output), str(clone)])
+
+    output = built_once(tmp_path_factory, "dist", make)
     (wheel,) = output.glob("*.whl")
     (sdist,) = output.glob("*.tar.gz")
     assert wheel.name == f"failure_kinds-{VERSION}-py3-none-any.whl"
@@ -177,6 +199,7 @@ def test_sdist_carries_the_license_and_the_changelog(artifacts: Artifacts) -> No
     assert f"{top}/PKG-INFO" in names
 
 
+@needs("twine")
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_twine_check_passes(artifacts: Artifacts, kind: str) -> None:
     artifact = getattr(artifacts, kind)
@@ -226,16 +249,24 @@ def test_pre_commit_instructions_have_no_placeholders() -> None:
     assert "repo: local" in local
     assert "language: python" in local
     assert "additional_dependencies" in local
-    assert f"rev: v{VERSION}" in remote
+    # The pin is a commit the user fills in, and the README says how to find it.
+    assert f"rev: {COMMIT_IN_README}\n" in remote
+    told = f"in place of `{COMMIT_IN_README}`: `git -C {CLONE_IN_README} rev-parse HEAD`"
+    assert told in " ".join(README.split())
 
 
-@pytest.mark.parametrize("block", PRE_COMMIT_BLOCKS, ids=["local", "release_tag"])
+@needs("pre_commit")
+@pytest.mark.parametrize("block", PRE_COMMIT_BLOCKS, ids=["local", "commit"])
 def test_readme_pre_commit_configuration_works(block: str, clone: Path, tmp_path: Path) -> None:
     pre_commit = Path(sys.executable).parent / "pre-commit"
     project = tmp_path / "project"
     project.mkdir()
     checked(["git", "init", "--quiet", str(project)])
-    (project / ".pre-commit-config.yaml").write_text(block.replace(CLONE_IN_README, str(clone)))
+    commit = checked(["git", "-C", str(clone), "rev-parse", "HEAD"]).stdout.strip()
+    configuration = block.replace(CLONE_IN_README, str(clone)).replace(
+        f"rev: {COMMIT_IN_README}", f"rev: {commit}"
+    )
+    (project / ".pre-commit-config.yaml").write_text(configuration)
     (project / "bad.py").write_text('row = {"failure_kind": "judge_faild"}\n')
     (project / "good.py").write_text('row = {"failure_kind": "judge_failed"}\n')
     checked(["git", "-C", str(project), "add", "."])
