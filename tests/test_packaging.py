@@ -1,4 +1,6 @@
-"""What a user gets from `pip install failure-kinds`: the package, its marker and its stub."""
+"""What a user gets from `pip install failure-kinds`: the package, its marker and its stub. The wheel is
+installed into a fresh environment of the Python running the tests, and stubtest compares the stub with
+that Python's runtime, so these run on every supported Python."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, WheelInstall
+from helpers import needs
 
 ALLOWLIST = ROOT / "stubs" / "stubtest-allowlist.txt"
 
@@ -71,11 +75,13 @@ def run_stubtest(wheel_install: WheelInstall, tmp_path: Path, *options: str) -> 
     return result.stdout + result.stderr
 
 
+@needs("mypy")
 def test_stubtest_is_clean(wheel_install: WheelInstall, tmp_path: Path) -> None:
     output = run_stubtest(wheel_install, tmp_path, "--allowlist", str(ALLOWLIST))
     assert "Success: no issues found" in output, output
 
 
+@needs("mypy")
 def test_stubtest_allowlist_holds_only_known_limitations(wheel_install: WheelInstall, tmp_path: Path) -> None:
     output = run_stubtest(wheel_install, tmp_path)
     reported = set(re.findall(r"^error: (\S+) (.+)$", output, flags=re.MULTILINE))
@@ -92,6 +98,9 @@ def test_stubtest_allowlist_holds_only_known_limitations(wheel_install: WheelIns
     assert entries == {name for name, _ in reported}
 
 
+# pyright reads the installed package as code for its own default version: the same on every Python.
+@pytest.mark.interpreter_independent
+@needs("pyright")
 def test_public_interface_is_fully_typed(wheel_install: WheelInstall, tmp_path: Path) -> None:
     # pyright reads the package from the environment of the first `python` on PATH: the wheel's.
     environment = {
