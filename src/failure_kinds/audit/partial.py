@@ -348,8 +348,9 @@ class PartialReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], fast: bool = True) -> PartialReport:
-        if data.get("version") != wire.FORMAT_VERSION:
-            raise ValueError(f"not a partial report of format version {wire.FORMAT_VERSION}")
+        from .received import check_partial
+
+        check_partial(data)  # every field, so nothing below meets what a real partial cannot hold
         settings = AuditSettings.from_json(wire.mapping(data["settings"]))
         partial = cls(settings, fast=fast)
         partial.records = wire.integer(data["records"])

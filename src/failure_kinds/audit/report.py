@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 import failure_kinds
 
-from .settings import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shown_value
+from .settings import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shorten, shown_value
 from .tally import spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .partial import PartialReport
+    from .settings import AuditSettings
     from .wire import Location
 
 
@@ -146,7 +147,7 @@ def build_report(partial: PartialReport) -> Report:
         if category == REGISTERED:
             row.canonical = value
         elif category == ALIASED:
-            row.canonical = settings.aliases[value]
+            row.canonical = _canonical(key, settings)
         elif category == UNDECLARED:
             row.suggestion = _closest_declared(value, settings.namespaces)
         elif category == UNREGISTERED:
@@ -173,6 +174,17 @@ def build_report(partial: PartialReport) -> Report:
 
 
 _CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
+
+
+def _canonical(key: str, settings: AuditSettings) -> str | None:
+    """The kind an aliased key stands for: an alias longer than the value cut is kept under its cut key."""
+    canonical = settings.aliases.get(key)
+    if canonical is not None:
+        return canonical
+    for old, new in settings.aliases.items():
+        if shorten(old, settings.value_chars) == key:
+            return new
+    return None
 
 
 def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
