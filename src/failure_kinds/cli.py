@@ -26,7 +26,6 @@ from failure_kinds.commands import (
     EXIT_USAGE,
     UsageError,
     add_config_option,
-    load_project_config,
 )
 
 TYPE_CHECKING = False
@@ -256,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         "64M; K, M and G suffixes are powers of 1024)",
     )
     add_config_option(audit)
-    audit.set_defaults(run=_run_audit)
+    audit.set_defaults(run="audit")
 
     lint = commands.add_parser(
         "lint",
@@ -266,11 +265,15 @@ def build_parser() -> argparse.ArgumentParser:
         "arguments and dict keys named after the field, subscript and attribute assignments to it, "
         "comparisons with it (==, !=, in, not in) and match cases on it, the same for names and "
         "attributes annotated as a kind in the file, and literals passed to validate_failure_kind, "
-        "metric_label, is_registered and is_namespaced. Codes: FK000 file cannot be linted (does not "
-        "parse, too deep, too large, unknown encoding), FK001 unregistered kind, FK002 malformed "
-        "namespaced kind, FK003 kind missing from its server's declaration. '# noqa' or "
-        "'# noqa: FK001' on a line suppresses its findings.",
-        epilog="Exit 0 when clean, 1 when there are findings, 2 on a usage error or an unreadable file.",
+        "metric_label, is_registered and is_namespaced, also through a conditional expression, an or "
+        "fallback, a get default, a walrus, a module constant or a return of a function annotated as a "
+        "kind; constants that failure_kinds lacks (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be "
+        "linted (does not parse, too deep, too large, unknown encoding), FK001 unregistered kind or "
+        "missing constant, FK002 malformed namespaced kind, FK003 kind missing from its server's "
+        "declaration, FK004 older label (names its replacement), FK005 deprecated kind (names its "
+        "replacement). '# noqa' or '# noqa: FK001' on a line suppresses its findings.",
+        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to "
+        "fix), 2 on a usage error or an unreadable file.",
     )
     lint.add_argument(
         "paths",
@@ -285,7 +288,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the field name that holds a kind (repeatable; replaces the default, failure_kind)",
     )
-    lint.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    lint.add_argument(
+        "--format",
+        choices=["text", "json", "github"],
+        default="text",
+        help="text (default), json, or github: GitHub Actions workflow commands, which show each finding "
+        "on the pull request",
+    )
+    fixing = lint.add_mutually_exclusive_group()
+    fixing.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite the literals of older labels that have a single replacement (FK004), nothing else, "
+        "printing each change as PATH:LINE:COL OLD -> NEW; the rest of the file stays byte for byte",
+    )
+    fixing.add_argument(
+        "--diff",
+        action="store_true",
+        help="print what --fix would change as a unified diff, writing nothing",
+    )
     add_config_option(lint)
     lint.set_defaults(run="lint")
 
@@ -404,48 +425,6 @@ class _RayAction(argparse.Action):
             namespace.ray_paths = [value]  # read before PATH...: argparse sets those after this
             value = ""
         namespace.ray = value
-
-
-def _run_audit(arguments: argparse.Namespace) -> int:
-    import failure_kinds.audit as audit
-
-    config = load_project_config(arguments)
-    try:
-        aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
-        if arguments.decoder == "msgspec" and not audit.fast_available():
-            raise audit.AuditError(
-                "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
-                "pip install '.[fast]' in a clone of failure-kinds"
-            )
-        report = audit.audit(
-            [*getattr(arguments, "ray_paths", []), *arguments.paths],
-            arguments.field,
-            aliases,
-            fast=arguments.decoder != "stdlib",
-            progress=sys.stderr,
-            namespaces=dict(config.namespaces),
-            jobs=arguments.jobs,
-            ray=arguments.ray,
-            tune_memory=True,
-            line_bytes=arguments.max_line_bytes,
-        )
-    except audit.AuditError as error:
-        raise UsageError(str(error)) from None
-    if arguments.format == "json":
-        write_output(audit.render_json(report))
-    else:
-        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-        utf8 = encoding.lower().replace("-", "") == "utf8"
-        write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
-    for note in report.notes:
-        error_line(f"failure-kinds audit: note: {note}")
-    for file in report.failed_files:
-        error_line(f"failure-kinds audit: {audit.printable(file.path)}: {file.error}")
-    if report.failed_files:
-        return EXIT_USAGE
-    if arguments.strict and (report.unregistered or report.undeclared):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
 
 
 def _byte_size(text: str) -> int:

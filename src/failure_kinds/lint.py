@@ -32,6 +32,7 @@ import os
 import re
 import stat
 import warnings
+from typing import NamedTuple
 
 import failure_kinds
 from failure_kinds._columns import Columns
@@ -67,21 +68,37 @@ def shown_path(path: str) -> str:
     return shown(path, _PATH_LIMIT)
 
 
+class Fix(NamedTuple):
+    """Rewriting one literal: where the parser put it (UTF-8 byte offsets in its lines), what it holds
+    and what it becomes."""
+
+    line: int
+    offset: int
+    end_line: int
+    end_offset: int
+    old: str
+    new: str
+
+
 class Finding:
-    __slots__ = ("code", "col", "line", "message", "path")
+    __slots__ = ("code", "col", "fix", "line", "message", "path")
 
     path: str
     line: int
     col: int
     code: str
     message: str
+    fix: Fix | None
 
-    def __init__(self, path: str, line: int, col: int, code: str, message: str) -> None:
+    def __init__(
+        self, path: str, line: int, col: int, code: str, message: str, fix: Fix | None = None
+    ) -> None:
         self.path = path
         self.line = line
         self.col = col
         self.code = code
         self.message = message
+        self.fix = fix
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
@@ -245,14 +262,9 @@ class Checker:
         findings.sort(key=Finding.sort_key)
         return findings
 
-    def kind_literals(self, tree: ast.Module, source: bytes) -> list[ast.Constant]:
-        """Every string literal that stands where a failure kind goes, in source order."""
-        uses = kind_uses(tree, source, self.fields, self.names)
-        unique = {id(use): use for use in uses if isinstance(use, ast.Constant)}
-        return sorted(unique.values(), key=lambda literal: (literal.lineno, literal.col_offset))
-
-    def verdict(self, value: str) -> tuple[str, str] | None:
-        """The code and message for the kind ``value``, or None when it is fine."""
+    def verdict(self, value: str) -> tuple[str, str, str | None] | None:
+        """The code and message for the kind ``value`` and, for an older label with one replacement,
+        that replacement; None when the value is fine."""
         found = category(value, self.namespaces)
         from failure_kinds._display import shown
 
@@ -261,11 +273,11 @@ class Checker:
             replacement = getattr(failure_kinds.FailureKind(value), "replaced_by", None)  # TEMPORARY
             if replacement is None:
                 return None
-            return "FK005", f"deprecated failure kind {text}: use {replacement.value!r}"
+            return "FK005", f"deprecated failure kind {text}: use {replacement.value!r}", None
         if found == "namespaced":
             return None
         if found == "legacy":
-            return "FK004", legacy_message(value, text)
+            return "FK004", legacy_message(value, text), _replacement(value)
         if found == "undeclared":
             from failure_kinds._suggest import suggest_any
 
@@ -274,19 +286,21 @@ class Checker:
             hint = suggest_any(value, self.namespaces)
             if hint is not None:
                 message += f"; did you mean {hint!r}?"
-            return "FK003", message
+            return "FK003", message, None
         if ":" in value:
-            return "FK002", (
-                f"malformed namespaced failure kind {text}: expected <server>:<kind>, each [a-z][a-z0-9_]*"
+            return (
+                "FK002",
+                (f"malformed namespaced failure kind {text}: expected <server>:<kind>, each [a-z][a-z0-9_]*"),
+                None,
             )
         hint = failure_kinds.suggest(value)
         message = f"unregistered failure kind {text}"
         if hint is not None:
             message += f"; did you mean {hint!r}?"
-        return "FK001", message
+        return "FK001", message, None
 
     def judge(self, use: ast.Constant | MissingName, path: str, columns: Columns) -> Finding | None:
-        verdict: tuple[str, str] | None
+        verdict: tuple[str, str, str | None] | None
         if isinstance(use, MissingName):
             verdict = self.missing_verdict(use)
         elif isinstance(use.value, str):
@@ -295,31 +309,40 @@ class Checker:
             verdict = None
         if verdict is None:
             return None
-        code, message = verdict
+        code, message, replacement = verdict
         line_number = use.lineno
         if _suppressed(columns.raw_line(line_number), code):
             return None
-        return Finding(path, line_number, columns.column(line_number, use.col_offset), code, message)
+        fix = None
+        if replacement is not None and isinstance(use, ast.Constant):
+            end_line, end_offset = use.end_lineno or line_number, use.end_col_offset or 0
+            fix = Fix(line_number, use.col_offset, end_line, end_offset, str(use.value), replacement)
+        column = columns.column(line_number, use.col_offset)
+        return Finding(path, line_number, column, code, message, fix)
 
-    def missing_verdict(self, use: MissingName) -> tuple[str, str]:
+    def missing_verdict(self, use: MissingName) -> tuple[str, str, None]:
         """A constant the package or its enum lacks: the older label it names (FK004), or a misspelling
         of a kind's constant (FK001)."""
         value = use.name.lower()
         if category(value) == "legacy":
-            return "FK004", f"{use.owner} has no {use.name}: {legacy_message(value, repr(value))}"
+            return "FK004", f"{use.owner} has no {use.name}: {legacy_message(value, repr(value))}", None
         message = f"{use.owner} has no {use.name}"
         hint = failure_kinds.suggest(value)
         if hint is not None:
             message += f"; did you mean {hint.upper()}?"
-        return "FK001", message
+        return "FK001", message, None
+
+
+def _replacement(value: str) -> str | None:
+    from failure_kinds.history import older_label
+
+    label = older_label(value)
+    return label.replacement if label is not None else None
 
 
 def legacy_message(value: str, shown_value: str) -> str:
     """What FK004 says of the older label ``value``: its replacement, or that it has none."""
-    from failure_kinds.history import older_label
-
-    label = older_label(value)
-    replacement = label.replacement if label is not None else None
+    replacement = _replacement(value)
     if replacement is None:
         return f"older failure kind {shown_value} has no single replacement; choose the kind that fits"
     return f"older failure kind {shown_value}: use {replacement!r}"

@@ -1,4 +1,5 @@
-"""``failure-kinds lint``: misspelled failure kinds in Python source, found by :mod:`failure_kinds.lint`."""
+"""``failure-kinds lint``: misspelled failure kinds in Python source, found by :mod:`failure_kinds.lint`,
+shown as text, JSON or GitHub Actions workflow commands; ``--fix`` and ``--diff`` rewrite older labels."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from failure_kinds.lint import Checker, Finding
+
 
 def run(arguments: argparse.Namespace) -> int:
     import failure_kinds.lint as lint
@@ -18,12 +21,105 @@ def run(arguments: argparse.Namespace) -> int:
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces)
-    if arguments.format == "json":
+    changed = False
+    if arguments.fix or arguments.diff:
+        checker = lint.Checker(fields, config.namespaces)
+        text = arguments.format == "text"
+        findings, changed = _fix(checker, findings, unreadable, write=arguments.fix, text=text)
+    if arguments.diff:
+        pass  # the diff is the whole output, as it can be applied with patch
+    elif arguments.format == "json":
         write_output(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")
+    elif arguments.format == "github":
+        write_output("".join(github_command(finding) for finding in findings))
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
     for problem in unreadable:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
+    if arguments.diff:
+        return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _fix(
+    checker: Checker, findings: list[Finding], unreadable: list[str], *, write: bool, text: bool
+) -> tuple[list[Finding], bool]:
+    """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left unfixed, and
+    whether anything was (or would be) changed. Each file is read again and linted from those very
+    bytes, so a fix is never applied to text it was not computed on."""
+    import failure_kinds._fix as fixing
+    import failure_kinds.lint as lint
+
+    paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
+    fixed: set[tuple[str, int, int]] = set()
+    changed = False
+    for path in paths:
+        shown = lint.shown_path(path)
+        try:
+            before = lint.read_source(path)
+        except lint._Unreadable as error:  # pyright: ignore[reportPrivateUsage]
+            unreadable.append(f"{shown}: {error}")
+            continue
+        if before is None:
+            continue
+        fixes = [finding.fix for finding in checker.check_source(before, path) if finding.fix is not None]
+        try:
+            after, applied = fixing.apply(before, fixes)
+            if not applied:
+                continue
+            if write:
+                fixing.replace_file(path, before, after)
+            else:
+                write_output(fixing.unified_diff(path, before, after))
+        except fixing.Unfixable as error:
+            unreadable.append(f"{shown}: not fixed: {error}")
+            continue
+        changed = True
+        for fix in applied:
+            fixed.add((path, fix.line, fix.offset))
+        if write:
+            from failure_kinds._columns import Columns
+
+            columns = Columns(before)
+            report = "".join(
+                f"{shown}:{fix.line}:{columns.column(fix.line, fix.offset)} {fix.old} -> {fix.new}\n"
+                for fix in applied
+            )
+            if text:
+                write_output(report)
+            else:
+                error_line(report.rstrip("\n"))
+    if not write:
+        return findings, changed
+    left = [
+        finding
+        for finding in findings
+        if finding.fix is None or (finding.path, finding.fix.line, finding.fix.offset) not in fixed
+    ]
+    return left, changed
+
+
+def github_command(finding: Finding) -> str:
+    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as the runner reads it."""
+    import failure_kinds.lint as lint
+
+    message = finding.message
+    if not message.isprintable():
+        from failure_kinds._display import escape
+
+        message = escape(message)
+    properties = (
+        f"file={_property(lint.shown_path(finding.path))},line={finding.line},col={finding.col},"
+        f"title={_property(finding.code)}"
+    )
+    return f"::error {properties}::{_data(message)}\n"
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

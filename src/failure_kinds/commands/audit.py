@@ -1,0 +1,54 @@
+"""``failure-kinds audit``: count the failure kinds in rollout logs, with :mod:`failure_kinds.audit`."""
+
+from __future__ import annotations
+
+import sys
+
+from failure_kinds._streams import error_line, write_output
+from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, load_project_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def run(arguments: argparse.Namespace) -> int:
+    import failure_kinds.audit as audit
+
+    config = load_project_config(arguments)
+    try:
+        aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
+        if arguments.decoder == "msgspec" and not audit.fast_available():
+            raise audit.AuditError(
+                "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
+                "pip install '.[fast]' in a clone of failure-kinds"
+            )
+        report = audit.audit(
+            [*getattr(arguments, "ray_paths", []), *arguments.paths],
+            arguments.field,
+            aliases,
+            fast=arguments.decoder != "stdlib",
+            progress=sys.stderr,
+            namespaces=dict(config.namespaces),
+            jobs=arguments.jobs,
+            ray=arguments.ray,
+            tune_memory=True,
+            line_bytes=arguments.max_line_bytes,
+        )
+    except audit.AuditError as error:
+        raise UsageError(str(error)) from None
+    if arguments.format == "json":
+        write_output(audit.render_json(report))
+    else:
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        utf8 = encoding.lower().replace("-", "") == "utf8"
+        write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
+    for note in report.notes:
+        error_line(f"failure-kinds audit: note: {note}")
+    for file in report.failed_files:
+        error_line(f"failure-kinds audit: {audit.printable(file.path)}: {file.error}")
+    if report.failed_files:
+        return EXIT_USAGE
+    if arguments.strict and (report.unregistered or report.undeclared):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN

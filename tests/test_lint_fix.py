@@ -1,0 +1,206 @@
+"""lint --fix and --diff rewrite older labels exactly, and --format github speaks the runner's syntax."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import warnings
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failure_kinds import _fix, lint
+from failure_kinds.commands.lint import github_command
+
+# A label and its replacement, as the fixer sees them; the command tests below use the real history.
+OLD, NEW = "peer_drop", "transport_peer_drop"
+
+
+def fixes_for(source: bytes, old: str = OLD, new: str = NEW) -> list[lint.Fix]:
+    """A fix for every literal holding ``old``, placed where the parser puts it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the filler's invalid escapes are the generated file's business
+        tree = ast.parse(source)
+    return [
+        lint.Fix(node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0, old, new)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value == old
+    ]
+
+
+@pytest.mark.parametrize(
+    ("literal", "rewritten"),
+    [
+        ("'peer_drop'", "'transport_peer_drop'"),
+        ('"peer_drop"', '"transport_peer_drop"'),
+        ("'''peer_drop'''", "'''transport_peer_drop'''"),
+        ('"""peer_drop"""', '"""transport_peer_drop"""'),
+        ("r'peer_drop'", "r'transport_peer_drop'"),
+        ('U"peer_drop"', 'U"transport_peer_drop"'),
+    ],
+)
+def test_the_quote_style_and_prefix_are_kept(literal: str, rewritten: str) -> None:
+    source = f"row = {{'failure_kind': {literal}}}  # é\n".encode()
+    after, applied = _fix.apply(source, fixes_for(source))
+    assert after == source.replace(literal.encode(), rewritten.encode())
+    assert len(applied) == 1
+
+
+@pytest.mark.parametrize(
+    "literal", ['"peer\\x5fdrop"', '"peer" "_drop"', '("peer"\n "_drop")', '"peer_\\\ndrop"']
+)
+def test_literals_that_are_not_the_plain_label_are_left_alone(literal: str) -> None:
+    source = f"row = {{'failure_kind': {literal}}}\n".encode()
+    fixes = fixes_for(source)
+    assert fixes, "the parser reads the label"
+    assert _fix.apply(source, fixes) == (source, [])
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
+def test_line_ends_and_a_missing_last_one_are_kept(line_end: bytes) -> None:
+    lines = [b"# first", b"a = {'failure_kind': 'peer_drop'}", b"b = {'failure_kind': \"peer_drop\"}"]
+    source = line_end.join(lines)
+    after, applied = _fix.apply(source, fixes_for(source))
+    assert after == source.replace(b"'peer_drop'", b"'transport_peer_drop'").replace(
+        b'"peer_drop"', b'"transport_peer_drop"'
+    )
+    assert [fix.line for fix in applied] == [2, 3]
+
+
+def test_a_declared_encoding_and_a_byte_order_mark_are_kept() -> None:
+    latin = "# -*- coding: latin-1 -*-\nnote = 'café'; row = {'failure_kind': 'peer_drop'}\n".encode(
+        "latin-1"
+    )
+    after, _ = _fix.apply(latin, fixes_for(latin))
+    assert after == latin.replace(b"'peer_drop'", b"'transport_peer_drop'")
+    marked = b"\xef\xbb\xbfrow = {'failure_kind': 'peer_drop'}  # \xc3\xa9\n"
+    after, _ = _fix.apply(marked, fixes_for(marked))
+    assert after == marked.replace(b"'peer_drop'", b"'transport_peer_drop'")
+
+
+def test_bytes_that_do_not_survive_their_encoding_are_unfixable() -> None:
+    broken = b"row = {'failure_kind': 'peer_drop'}  # \xff\n"
+    with pytest.raises(_fix.Unfixable):
+        _fix.apply(broken, fixes_for(broken.replace(b"\xff", b"")))
+
+
+FILLER = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\r\n"), max_size=30
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FILLER, FILLER, st.sampled_from(["'", '"', "'''", '"""']), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_everything_but_the_literal_is_kept_byte_for_byte(
+    before: str, after_text: str, quote: str, line_end: str
+) -> None:
+    source = (
+        f"# {before}{line_end}x = {{'failure_kind': {quote}peer_drop{quote}}}  # {after_text}{line_end}"
+        f"y = '{after_text}'{line_end}"
+    ).encode("utf-8", "surrogatepass")
+    try:
+        fixes = fixes_for(source)
+    except SyntaxError:
+        return  # the filler made the module invalid; a file that does not parse is never fixed
+    fixed, applied = _fix.apply(source, fixes)
+    old, new = f"{quote}peer_drop{quote}".encode(), f"{quote}transport_peer_drop{quote}".encode()
+    assert len(applied) == 1
+    assert fixed == source.replace(old, new, 1)
+
+
+def test_the_diff_is_a_unified_diff_patch_applies(tmp_path: Path) -> None:
+    source = b"a = 1\nrow = {'failure_kind': 'peer_drop'}\nb = 2"
+    after, _ = _fix.apply(source, fixes_for(source))
+    diff = _fix.unified_diff("module.py", source, after)
+    assert diff.splitlines()[:2] == ["--- module.py", "+++ module.py"]
+    assert "-row = {'failure_kind': 'peer_drop'}" in diff
+    assert "+row = {'failure_kind': 'transport_peer_drop'}" in diff
+    assert diff.endswith("\\ No newline at end of file\n")
+    target = tmp_path / "module.py"
+    target.write_bytes(source)
+    patch = subprocess.run(["patch", "-s", "-p0"], input=diff.encode(), cwd=tmp_path, capture_output=True)
+    if patch.returncode == 127:
+        pytest.skip("no patch program")
+    assert patch.returncode == 0, patch.stderr
+    assert target.read_bytes() == after
+
+
+def test_replace_file_keeps_the_mode_and_refuses_a_file_that_changed(tmp_path: Path) -> None:
+    target = tmp_path / "tool.py"
+    target.write_bytes(b"old")
+    target.chmod(0o755)
+    _fix.replace_file(str(target), b"old", b"new")
+    assert target.read_bytes() == b"new"
+    assert os.stat(target).st_mode & 0o777 == 0o755
+    with pytest.raises(_fix.Unfixable, match="changed while being fixed"):
+        _fix.replace_file(str(target), b"old", b"newer")
+    assert target.read_bytes() == b"new"
+
+
+# --format github
+
+
+ESCAPES = {"%25": "%", "%0D": "\r", "%0A": "\n", "%3A": ":", "%2C": ","}
+
+
+def unescape(text: str, codes: tuple[str, ...]) -> str:
+    """The runner's decoding: each escape read once, left to right."""
+    return re.sub("|".join(codes), lambda match: ESCAPES[match.group()], text)
+
+
+def unescape_data(text: str) -> str:
+    return unescape(text, ("%25", "%0D", "%0A"))
+
+
+def unescape_property(text: str) -> str:
+    return unescape(text, tuple(ESCAPES))
+
+
+def parse_command(line: str) -> tuple[dict[str, str], str]:
+    """A workflow command read the way the runner reads one."""
+    assert line.startswith("::error ")
+    assert line.endswith("\n")
+    assert "\n" not in line[:-1]
+    properties, _, message = line[len("::error ") : -1].partition("::")
+    fields = dict(item.split("=", 1) for item in properties.split(","))
+    return {name: unescape_property(value) for name, value in fields.items()}, unescape_data(message)
+
+
+def test_github_command_shape() -> None:
+    finding = lint.Finding("src/app.py", 3, 21, "FK001", "unregistered failure kind 'x'")
+    assert github_command(finding) == (
+        "::error file=src/app.py,line=3,col=21,title=FK001::unregistered failure kind 'x'\n"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=40), st.text(max_size=80))
+def test_github_commands_round_trip_through_the_runners_escaping(path: str, message: str) -> None:
+    finding = lint.Finding(path, 7, 3, "FK004", message)
+    properties, text = parse_command(github_command(finding))
+    assert (properties["line"], properties["col"], properties["title"]) == ("7", "3", "FK004")
+    if path.isprintable():
+        assert properties["file"] == path
+    if message.isprintable():
+        assert text == message
+    else:
+        assert "\n" not in text
+        assert "\r" not in text
+
+
+def test_the_command_prints_github_commands(tmp_path: Path) -> None:
+    (tmp_path / "a,b:c.py").write_text('row = {"failure_kind": "judge_faild"}\nk = "100%"\n')
+    result = run_cli("lint", "--format", "github", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == (
+        "::error file=./a%2Cb%3Ac.py,line=1,col=24,title=FK001::unregistered failure kind 'judge_faild'; "
+        "did you mean 'judge_failed'?\n"
+    )
+    (tmp_path / "a,b:c.py").write_text('row = {"failure_kind": "judge_failed"}\n')
+    clean = run_cli("lint", "--format", "github", ".", cwd=tmp_path)
+    assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
