@@ -24,6 +24,7 @@ POOL = [
     "web:page_gone",  # a server nobody declared: namespaced
     "x" * 40,  # longer than the smallest value cut
     "cancelled" + "!" * 30,
+    "y" * 40,  # an alias longer than the smaller value cuts
 ]
 ALIASES = {"legacy_timeout": "transport_timeout", "y" * 40: "cancelled"}
 NAMESPACES = {"swe": ["patch_failed"]}
