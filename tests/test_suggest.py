@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from failure_kinds import (
     FAILURE_KINDS,
     FailureKind,
+    _runtime,
     _suggest,
     declare_namespace,
     suggest,
@@ -194,3 +195,14 @@ def test_equally_close_declared_kinds_tie_the_same_way_whatever_the_set_order() 
     kinds = ["quota_hia", "quota_hib"]
     assert _suggest.closest("quota_hix", frozenset(kinds)) == _suggest.closest("quota_hix", sorted(kinds))
     assert _suggest.closest("quota_hix", {kinds[1], kinds[0]}) == _suggest.closest("quota_hix", sorted(kinds))
+
+
+def test_a_configurations_large_tuple_of_kinds_is_judged_like_a_set() -> None:
+    kinds = declared_like_a_real_environment(5000, seed=40)
+    given_declarations = {"swe_env": kinds}
+    assert all(_runtime.category(f"swe_env:{kind}", given_declarations) == "namespaced" for kind in kinds)
+    assert _runtime.category("swe_env:never_declared", given_declarations) == "undeclared"
+    # Another tuple, even of other kinds, is read for itself, never answered from the first one's set.
+    others = tuple(f"{kind}_v2" for kind in kinds)
+    assert _runtime.category(f"swe_env:{kinds[0]}", {"swe_env": others}) == "undeclared"
+    assert _runtime.category(f"swe_env:{others[0]}", {"swe_env": others}) == "namespaced"

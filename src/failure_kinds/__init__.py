@@ -149,8 +149,7 @@ class FailureKind(enum.StrEnum):
     )
 
 
-# The module constants are plain ``str`` objects, not members, so that they serialize identically
-# everywhere (json, yaml.safe_dump, pickle read without this package installed).
+# Plain ``str`` constants, not members: they serialize alike everywhere (json, yaml, pickle without us).
 globals().update({kind.name: kind.value for kind in FailureKind})
 
 FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
@@ -269,9 +268,8 @@ def suggest(name: object) -> str | None:
 
 
 def __getattr__(name: str) -> object:
-    # The typing objects are built on first use: importing typing costs more than this whole module on
-    # Python 3.12 and later, and only static checkers and introspection ever look at them. Type checkers
-    # read these names from the generated stub, so here they are plain run-time objects.
+    # Built on first use: importing typing costs more than this whole module on Python 3.12 and later, and
+    # only introspection looks at them (type checkers read these names from the generated stub).
     if name not in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import typing

@@ -1,8 +1,7 @@
 """The state behind validate_failure_kind and metric_label, and the one lock that guards it.
 
-All of it is bounded whatever producers send (under 8 MiB; about 3 MiB at worst), declared names aside:
-the program writes those, not its data. A value enters as a plain ``str`` (:func:`plain`), so a str
-subclass's own ``__eq__``, ``__hash__`` or ``__len__`` never decides what is cached, counted or shown.
+All of it is bounded whatever producers send (under 8 MiB), declared names aside. A value enters as a
+plain ``str`` (:func:`plain`): a str subclass's own methods never decide what is cached, counted or shown.
 """
 
 import logging
@@ -14,7 +13,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping
     from typing import Any
 
-    Describe = Callable[[object], str]  # writes a warning's text; suggestions load only when one is written
     Snapshot = tuple[set[object], dict[str, frozenset[str]], set[object], dict[object, str], bool, int, int]
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
@@ -22,13 +20,11 @@ NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
 
 logger = logging.getLogger("failure_kinds")
 
-# The registered names in enum order, set once by the package as it loads (see register).
-REGISTERED: "tuple[str, ...]" = ()
+REGISTERED: "tuple[str, ...]" = ()  # the registered names in enum order, set by register() at import
 REGISTERED_SET: "frozenset[str]" = frozenset()
 
-# Values already reported: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms
-# its warning), a longer one by its length, hash and start, anything else by its warning's text, which
-# names its type. Only builtin keys, so comparing them runs no caller's code.
+# Reported values: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms its warning),
+# a longer one by length, hash and start, anything else by its warning's text (which names its type).
 WARNED: set[object] = set()
 WARNED_LIMIT = 1024
 REMEMBER_LENGTH = 256
@@ -53,8 +49,7 @@ DECLARED: "dict[str, frozenset[str]]" = {}
 # Called with every value that does not pass silently, each time: the pytest plugin watches tests so.
 OBSERVERS: "list[Callable[[object], object]]" = []
 
-# Guards every change to the state above. Reentrant because a warning is logged while it is held (so two
-# threads never both report a value) and a log handler may itself validate or declare.
+# Guards every change above. Reentrant: a warning is logged while it is held, and a handler may validate.
 _lock = threading.RLock()
 
 
@@ -68,8 +63,7 @@ def register(kinds: "tuple[str, ...]") -> None:
 
 
 def plain(value: object) -> "str | None":
-    """The text of ``value`` as an exact ``str`` when it is a string (a subclass included), else None."""
-    # issubclass on the type, not isinstance: an object can claim a __class__ it does not have.
+    """``value``'s text as an exact ``str`` when its type (not a ``__class__`` it claims) is a str."""
     return str.__str__(value) if issubclass(type(value), str) else None  # pyright: ignore[reportArgumentType]
 
 
@@ -88,7 +82,19 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
         return "unregistered"
     server, _, kind = text.partition(":")
     declared = (DECLARED if namespaces is None else namespaces).get(server)
+    if isinstance(declared, tuple) and len(declared) > 16:
+        # A configuration's kinds, where a lookup reads them all: a set made once per tuple, kept by
+        # identity (the tuple is held, so its id is not reused), all forgotten past a few dozen.
+        kept = _AS_SETS.get(id(declared))
+        if kept is None or kept[0] is not declared:
+            if len(_AS_SETS) >= 64:
+                _AS_SETS.clear()
+            kept = _AS_SETS[id(declared)] = (declared, frozenset(declared))
+        declared = kept[1]
     return "undeclared" if declared is not None and kind not in declared else "namespaced"
+
+
+_AS_SETS: "dict[int, tuple[tuple[str, ...], frozenset[str]]]" = {}
 
 
 def declare(server: str, kinds: "Iterable[str]") -> None:
@@ -100,18 +106,15 @@ def declare(server: str, kinds: "Iterable[str]") -> None:
     if text is None or NAME_PATTERN.fullmatch(text) is None:
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     given: object = kinds  # checked although annotated: untyped callers exist
-    if plain(given) is not None or isinstance(given, (bytes, bytearray)):
-        raise ValueError(
-            f"declare_namespace: kinds must be an iterable of kind names, not the single value "
-            f"{shown(kinds)}; write [{shown(kinds)}]"
-        )
+    single = plain(given) is not None or isinstance(given, (bytes, bytearray))
     try:
-        listed = list(kinds)
+        listed = None if single else list(kinds)
     except TypeError:
-        raise ValueError(
-            f"declare_namespace: kinds must be an iterable of kind names, not {shown(kinds)} of type "
-            f"{type_name(kinds)}"
-        ) from None
+        listed = None
+    if listed is None:
+        wrong = f"the single value {shown(kinds)}; write [{shown(kinds)}]" if single else f"{shown(kinds)}"
+        wrong += "" if single else f" of type {type_name(kinds)}"
+        raise ValueError(f"declare_namespace: kinds must be an iterable of kind names, not {wrong}")
     if not listed:
         raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
     declared: set[str] = set()
@@ -147,8 +150,7 @@ def declare(server: str, kinds: "Iterable[str]") -> None:
 
 
 def passes(text: str) -> bool:
-    """Whether ``text`` passes silently; remembers a namespaced value of an undeclared server when it
-    does, so its next occurrence costs one set lookup."""
+    """Whether ``text`` passes silently; a passing namespaced value is remembered (one lookup next time)."""
     if text in SILENT:
         return True
     if NAMESPACED_PATTERN.fullmatch(text) is None:
@@ -165,8 +167,9 @@ def passes(text: str) -> bool:
     return True
 
 
-def note(name: object, describe: "Describe") -> None:
-    """Tell the observers about ``name`` unless it passes silently, and warn about it once."""
+def note(name: object, describe: "Callable[[object], str]") -> None:
+    """Tell the observers about ``name`` unless it passes silently, and warn about it once, in the words
+    of ``describe`` (which the package hands in, so suggestions load only when a warning is written)."""
     global warned_overflow
     text = plain(name)
     if name is None or (text is not None and passes(text)):

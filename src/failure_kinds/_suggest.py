@@ -6,10 +6,10 @@ The matcher catches case and separator variants (``Transport-Timeout``, ``Transp
 
 Against a large candidate set (thousands of declared kinds) difflib against every candidate would cost
 each distinct value time in proportion to the set. Past SMALL candidates an index built once per set (two
-sorted lists and a table of names by their words, cached) gives a short list: the names next to the value
-in alphabetical order, forwards and backwards, and among the names that share all its words but one, so a
-typo anywhere but at both ends still finds its name; difflib ranks only that short list, a bounded cost
-per value. At or below SMALL the answer is difflib's own over every candidate.
+sorted lists, cached) gives a short list: the names next to the value in alphabetical order, forwards and
+backwards, and the few that share all its words but its last or its first, so a typo anywhere but at both
+ends still finds its name; difflib ranks only that short list, a bounded cost per value. At or below SMALL
+the answer is difflib's own over every candidate.
 """
 
 import difflib
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 LIMIT = 64
 # Up to this many candidates, difflib compares every one.
 SMALL = 256
-# Past SMALL, how many neighbours on each side of a name difflib ranks, in each of four sorted lists,
-# and so at most how many names it ranks for one value.
+# Past SMALL, how many neighbours on each side of a value difflib ranks in each of the two sorted lists,
+# and (with at most 4 * _NEAR names sharing its words, each way) at most how many names it ranks.
 _NEAR = 4
 SHORT_LIST = 12 * _NEAR
 # How many candidate sets keep their index.
@@ -55,17 +55,9 @@ class _Index:
         self.candidates = tuple(self.written)
         self.ordered = sorted(self.candidates)
         self.longest = max(map(len, written), default=0)
-        self.backward: list[str] = []
-        self.words: dict[str, list[str]] = {}
-        if len(self.written) > SMALL:  # only for sets difflib would take long to compare one by one
-            # The same names spelled backwards and sorted: a name typed wrong near its start still sorts
-            # next to the names it ends like.
-            self.backward = sorted(candidate[::-1] for candidate in self.candidates)
-            # The names that share all words but the last, or all but the first: a typo in a short last
-            # word (a number, say) among many names that start alike still meets its name.
-            for candidate in self.ordered:
-                for key in _word_keys(candidate):
-                    self.words.setdefault(key, []).append(candidate)
+        # The same names spelled backwards and sorted: a name typed wrong near its start still sorts next
+        # to the names it ends like. Only for sets difflib would take long to compare one by one.
+        self.backward = sorted(name[::-1] for name in self.candidates) if len(self.written) > SMALL else []
 
     def continuing(self, start: str) -> "list[str]":
         """At most two candidates that start with ``start``."""
@@ -76,22 +68,27 @@ class _Index:
     def short_list(self, text: str) -> "list[str]":
         """The candidates difflib should rank for ``text``: all of a small set; of a larger one, the names
         that sort next to it forwards (a typo late in a name keeps its start), backwards (a typo early
-        keeps its end) and among the names sharing all its words but one, within difflib's length window
+        keeps its end) and the few sharing all its words but its last or first, within difflib's length window
         (a ratio of 0.8 needs the shorter of two names to be at least two thirds of the longer)."""
         if not self.backward:
             return list(self.candidates)
-        near = [*_around(self.ordered, text), *(name[::-1] for name in _around(self.backward, text[::-1]))]
-        for key in _word_keys(text):
-            siblings = self.words.get(key, [])
-            near += siblings if len(siblings) <= 4 * _NEAR else _around(siblings, text)
+        backward = text[::-1]
+        near = [*_around(self.ordered, text), *_siblings(self.ordered, text)]
+        near += [
+            name[::-1] for name in (*_around(self.backward, backward), *_siblings(self.backward, backward))
+        ]
         low, high = 2 * len(text) / 3, 3 * len(text) / 2
         return [candidate for candidate in dict.fromkeys(near) if low <= len(candidate) <= high][:SHORT_LIST]
 
 
-def _word_keys(name: str) -> "list[str]":
-    if "_" not in name:
+def _siblings(ordered: "list[str]", text: str) -> "list[str]":
+    """The names that start with all of ``text``'s words but its last, when they are few: a typo in a
+    short last word (a number, say) can sort away from its name among many that start alike."""
+    head, separator, _ = text.rpartition("_")
+    if not separator:
         return []
-    return ["<" + name.rpartition("_")[0], ">" + name.partition("_")[2]]
+    low, high = bisect_left(ordered, head + "_"), bisect_left(ordered, head + "`")  # "`" follows "_"
+    return ordered[low:high] if high - low <= 4 * _NEAR else []
 
 
 def _around(ordered: "list[str]", text: str) -> "list[str]":
