@@ -5,14 +5,12 @@ rows measure the serial path (benchmarks/scale.py measures --jobs)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import rollouts
-from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, spread
+from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, peak_memory, spread
 
 HERE = Path(__file__).parent
 
@@ -33,20 +31,11 @@ def audit_command(path: Path, decoder: str) -> list[str]:
     ]
 
 
-def peak_rss_kib(command: list[str]) -> int:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status != 0:
-        raise RuntimeError(f"{command} exited with status {status}")
-    return usage.ru_maxrss  # kibibytes on Linux
-
-
 def write_blank(path: Path, size: int, white_space: bool) -> Path:
     """``size`` bytes of blank lines: empty ones, or (``white_space``) with a few holding spaces, tabs and
     carriage returns among them."""
     block = (b"\n" * 4000 + (b"  \n" * 20 + b"\t\r\n" * 20 if white_space else b"")) * 64
-    # Written a block at a time: a child process starts with its parent's peak memory on record, so
-    # this process must never hold the whole file, or the memory row would measure it.
+    # Written a block at a time, so this process never holds the whole file.
     with path.open("wb") as file:
         for _ in range(size // len(block) + 1):
             file.write(block)
@@ -84,8 +73,8 @@ def measure(quick: bool) -> list[Row]:
             },
             repetitions,
         )
-        memory_big = median([peak_rss_kib(audit_command(big, "auto")) for _ in range(repetitions)])
-        memory_small = median([peak_rss_kib(audit_command(small, "auto")) for _ in range(repetitions)])
+        memory_big = median([peak_memory(audit_command(big, "auto")).process for _ in range(repetitions)])
+        memory_small = median([peak_memory(audit_command(small, "auto")).process for _ in range(repetitions)])
     naive = median(samples["naive"])
     rows: list[Row] = []
     for decoder, goal in (("stdlib", 1.0), ("msgspec", 3.0)):

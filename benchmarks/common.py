@@ -9,6 +9,7 @@ import time
 import timeit
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -83,6 +84,82 @@ def cpu_process(command: Sequence[str]) -> float:
     if status != 0:
         raise RuntimeError(f"{list(command)} exited with status {status}")
     return usage.ru_utime + usage.ru_stime
+
+
+# Where generated inputs are kept between runs: inside the project's ignored build folder, which
+# `make clean` removes, never the system's temporary directory.
+CACHE = Path(__file__).resolve().parent.parent / "build" / "bench"
+
+
+def cache_folder(name: str) -> Path:
+    folder = CACHE / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@dataclass(frozen=True)
+class PeakMemory:
+    """The largest resident set, in KiB, of a command's own process and of the largest of the processes
+    it started (0 when it started none)."""
+
+    process: int
+    workers: int
+
+
+# How often the process tree is looked at. A process's high-water mark only grows, so a sample misses
+# at most what it grew in its last interval before exiting.
+POLL_SECONDS = 0.002
+
+
+def peak_memory(command: Sequence[str]) -> PeakMemory:
+    """Each process's own peak, read as VmHWM from /proc while the command runs. Not the wait status's
+    ru_maxrss: a process started by this one carries this process's high-water mark from before its
+    exec, so it would report the benchmark's memory instead of the command's."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    peaks: dict[int, int] = {}
+    while process.poll() is None:
+        for pid in [process.pid, *descendants(process.pid)]:
+            peak = high_water_kib(pid)
+            if peak is not None:
+                peaks[pid] = max(peaks.get(pid, 0), peak)
+        time.sleep(POLL_SECONDS)
+    if process.returncode != 0:
+        raise RuntimeError(f"{list(command)} exited with status {process.returncode}")
+    workers = [peak for pid, peak in peaks.items() if pid != process.pid]
+    return PeakMemory(process=peaks.get(process.pid, 0), workers=max(workers, default=0))
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, found through each of its threads' children lists."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as file:
+                    children = [int(child) for child in file.read().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            pending.extend(children)
+    return found
+
+
+def high_water_kib(pid: int) -> int | None:
+    """The peak resident set of ``pid`` so far, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as file:
+            for line in file:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
 
 
 def per_call(function: Callable[[Any], object], argument: object, number: int) -> Callable[[], float]:

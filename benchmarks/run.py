@@ -24,6 +24,7 @@ import audit_throughput
 import hot_path
 import lint_speed
 import scale
+import shards
 import startup
 from common import Row
 
@@ -33,6 +34,7 @@ SUITES = {
     "audit": audit_throughput.measure,
     "lint": lint_speed.measure,
     "scale": scale.measure,
+    "shards": shards.measure,
 }
 
 
