@@ -120,6 +120,7 @@ def test_unusable_declarations_are_config_errors(
         render_module(ProjectConfig(path=None, namespaces=namespaces))
 
 
+@pytest.mark.interpreter_independent
 @needs("ruff")
 def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
     """Generated modules must not fight a project's formatter or linter, long names and many kinds too."""

@@ -286,6 +286,7 @@ def test_vocabulary_page_is_written_from_the_enum() -> None:
     assert hook.with_vocabulary("no marker here") == "no marker here"
 
 
+@pytest.mark.interpreter_independent
 @needs("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
 def test_site_builds_strictly(tmp_path: Path) -> None:
     """`mkdocs build --strict`: every link and anchor resolves, every page is in the navigation, every

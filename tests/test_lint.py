@@ -206,6 +206,7 @@ def test_fk000_does_not_stop_the_other_files(tmp_path: Path) -> None:
     assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["FK000", "FK001"]
 
 
+@pytest.mark.interpreter_independent
 @needs("pre_commit")
 def test_pre_commit_hook_definition(tmp_path: Path) -> None:
     """The hooks, installed by pre-commit itself from this repository, fail on a misspelled or undeclared
