@@ -899,3 +899,29 @@ def test_declare_namespace_takes_the_text_of_str_subclasses() -> None:
     declare_namespace(Forging("forge_env"), [Forging("good_kind")])
     assert all(type(server) is str for server in _runtime.DECLARED)
     assert all(type(kind) is str for kind in _runtime.DECLARED["forge_env"])
+
+
+def test_a_handler_that_validates_kinds_itself_neither_deadlocks_nor_repeats() -> None:
+    # A warning is logged while the runtime lock is held; the lock is reentrant, so a handler on the
+    # same thread may validate (and so warn about) kinds of its own, each still exactly once.
+    seen: list[str] = []
+
+    class Validating(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+            validate_failure_kind("handler_own_kind")
+            validate_failure_kind("outer_kind")  # the value being reported: marked already, so quiet
+
+    handler = Validating()
+    failure_kinds.logger.addHandler(handler)
+    try:
+        worker = threading.Thread(target=lambda: [validate_failure_kind("outer_kind") for _ in range(3)])
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive()
+    finally:
+        failure_kinds.logger.removeHandler(handler)
+    assert seen == [
+        "unregistered failure kind 'outer_kind'",
+        "unregistered failure kind 'handler_own_kind'",
+    ]
