@@ -187,8 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(absent or null), invalid (another JSON type there) or unparseable (not UTF-8, not JSON, not an "
         "object, or longer than --max-line-bytes). A namespaced value whose server the project declares "
         "(--config) but whose kind it does not is undeclared.",
-        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values remain), 2 "
-        "on a usage error or when an input could not be read; the readable inputs are still reported.",
+        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values remain, or "
+        "when no record has the --field), 2 on a usage error or when an input could not be read; the "
+        "readable inputs are still reported.",
     )
     audit.add_argument(
         "paths",
@@ -218,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 when any unregistered or undeclared value remains after aliasing",
+        help="exit 1 when any unregistered or undeclared value remains after aliasing, or when no record "
+        "has the --field at all",
     )
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument(

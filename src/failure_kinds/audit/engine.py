@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import IO, Final
 
     from .report import Report
+    from .sources import Source
 
 # Below this many bytes in all, worker processes cost more than they save: one pass in this process.
 PARALLEL_MIN_BYTES: Final = 32 << 20
@@ -84,6 +85,7 @@ def audit(
         line_bytes=line_bytes,
     )
     notes: list[str] = []
+    sources: list[Source] | None = None
     if ray is not None:
         from .ray_engine import audit_ray
 
@@ -101,8 +103,9 @@ def audit(
 
         if tune_memory:
             keep_freed_memory()
+        sources = expand_inputs(inputs, notes)
         merged = audit_jobs(
-            expand_inputs(inputs, notes),
+            sources,
             settings,
             jobs=default_jobs() if jobs is None else jobs,
             fast=fast,
@@ -112,4 +115,9 @@ def audit(
         )
     report = merged.report()
     report.notes = notes
+    if report.records and not report.with_kind and not report.invalid:
+        from .fields import check_field
+
+        # Ray's inputs may be URIs, and its directories are walked again here: only local files are read.
+        check_field(report, expand_inputs(inputs, []) if sources is None else sources, settings)
     return report

@@ -156,6 +156,36 @@ def add_parquet(
         partial.add_error(_describe(error))
 
 
+def schema_fields(
+    path: str, segments: list[str], limit: int, chars: int
+) -> tuple[bool, list[str], int] | None:
+    """Whether the schema of ``path`` has the field ``segments`` (so every row has it, null or not), the
+    dotted struct paths of the schema (at most ``limit``, of at most ``chars`` characters, names with a
+    dot left out: no field can spell them), and its rows; None when the footer cannot be read."""
+    pa, _, parquet = arrow()
+    try:
+        file: Any = parquet.ParquetFile(path)
+        try:
+            present = _field_leaves(pa, file, segments) is not None
+        except _AmbiguousColumn:
+            present = True  # the file is named with that error: nothing more to say of the field
+        paths: list[str] = []
+        pending: list[tuple[str, Any]] = [("", file.schema_arrow)]
+        while pending and len(paths) < limit:
+            prefix, fields = pending.pop(0)
+            for index in range(len(fields) if prefix == "" else fields.num_fields):
+                field: Any = fields.field(index)
+                name: str = field.name
+                if "." in name or not name or len(paths) >= limit or len(prefix) + len(name) > chars:
+                    continue
+                paths.append(prefix + name)
+                if pa.types.is_struct(field.type):
+                    pending.append((f"{prefix}{name}.", field.type))
+        return present, paths, int(file.metadata.num_rows)
+    except Exception:  # the audit itself reports why the file cannot be read
+        return None
+
+
 class _AmbiguousColumn(Exception):
     """The field names a column that occurs more than once: which one holds the kind cannot be told."""
 

@@ -80,6 +80,11 @@ class Report:
     files: list[FileReport] = dataclasses.field(default_factory=list[FileReport])
     notes: list[str] = dataclasses.field(default_factory=list[str])
     """Remarks for stderr, such as a directory without any input file in it."""
+    field_missing: bool = False
+    """No record has the field at all (neither a value nor null there), as far as the records looked at
+    show (see ``fields``): the audit checked nothing, and ``--strict`` fails."""
+    field_suggestion: str | None = None
+    """Then the field the records have that is most like it, or None."""
 
     @property
     def failed_files(self) -> list[FileReport]:
@@ -104,6 +109,8 @@ class Report:
     def to_json(self) -> dict[str, object]:
         return {
             "field": self.field,
+            "field_missing": self.field_missing,
+            "field_suggestion": self.field_suggestion,
             "records": self.records,
             "with_kind": self.with_kind,
             "without_kind": self.without_kind,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import os
+import stat
 from dataclasses import dataclass
 
 from .errors import AuditError
@@ -18,6 +20,10 @@ if TYPE_CHECKING:
 # Lines are read and decoded in batches of about this many bytes.
 BATCH_BYTES: Final = 1 << 20
 
+# The first bytes of a stream (stdin, a FIFO) kept as it is read: it cannot be read again, and the check
+# of a field no record has (see ``fields``) looks at them.
+HEAD_BYTES: Final = 1 << 20
+
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
 GZIP_MAGIC: Final = b"\x1f\x8b"
@@ -26,11 +32,13 @@ GZIP_MAGIC: Final = b"\x1f\x8b"
 @dataclass(frozen=True)
 class Source:
     """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error`` is set for a
-    directory that could not be listed: reading the source then fails with it."""
+    directory that could not be listed: reading the source then fails with it. ``head``: once a stream
+    is read, its first HEAD_BYTES bytes (decompressed)."""
 
     display: str
     path: str | None
     error: OSError | None = None
+    head: bytearray = dataclasses.field(default_factory=bytearray, compare=False, repr=False)
 
 
 def is_parquet(path: str) -> bool:
@@ -123,16 +131,22 @@ class Input:
         self._read: Callable[[int], bytes] = read
         self._close: Callable[[], None] = close
         self.error: BaseException | None = None
+        self.head: bytearray | None = None
+        """When set, the first HEAD_BYTES bytes read are copied into it."""
 
     def read(self, size: int) -> bytes:
         """At most ``size`` bytes; b"" at the end or after an error."""
         if self.error is not None:
             return b""
         try:
-            return self._read(size)
+            data = self._read(size)
         except Exception as error:  # OSError, EOFError, zlib.error: all end the input the same way
             self.error = error
             return b""
+        head = self.head
+        if head is not None and len(head) < HEAD_BYTES:
+            head += data[: HEAD_BYTES - len(head)]
+        return data
 
     def close(self) -> None:
         self._close()
@@ -186,10 +200,21 @@ def open_source(source: Source, start: int = 0) -> Input:
     else:
         raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned Input
     try:
-        return decompressed(raw, source.display, start)
+        data = decompressed(raw, source.display, start)
+        if not start and (source.path is None or not _regular(raw)):
+            source.head.clear()
+            data.head = source.head
+        return data
     except BaseException:
         raw.close()
         raise
+
+
+def _regular(raw: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
 
 
 def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:

@@ -49,6 +49,6 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds audit: {audit.printable(file.path)}: {file.error}")
     if report.failed_files:
         return EXIT_USAGE
-    if arguments.strict and (report.unregistered or report.undeclared):
+    if arguments.strict and (report.unregistered or report.undeclared or report.field_missing):
         return EXIT_FINDINGS
     return EXIT_CLEAN
