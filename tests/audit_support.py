@@ -3,7 +3,6 @@ what the command shows on a terminal."""
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import subprocess
@@ -12,19 +11,23 @@ from collections.abc import Sequence
 
 from failure_kinds.audit import AuditSettings, PartialReport, Pins
 from failure_kinds.audit.progress import ByteProgress
-from failure_kinds.audit.tasks import OrderedMerge, Task, run_task
+from failure_kinds.audit.tasks import OrderedMerge, batch_size, packed, run_batch, unpacked
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from failure_kinds.audit.tasks import Batch
 
 
 def run_here(
-    tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+    batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
 ) -> PartialReport:
-    """An engine's work done in this process, last task first: each partial crosses as JSON and they
+    """An engine's work done in this process, last batch first: each partial crosses packed and they
     arrive out of order, as from worker processes or Ray tasks (a runner for ``audit_tasks``)."""
     merge = OrderedMerge()
-    for task in reversed(tasks):
-        partial = run_task(task, settings, pins, fast=True)
-        merge.add(task.index, PartialReport.from_json(json.loads(json.dumps(partial.to_json()))))
-        meter.advance(task.size)
+    for index in reversed(range(len(batches))):
+        partial = run_batch(batches[index], settings, pins, fast=True)
+        merge.add(index, unpacked(packed(partial)))
+        meter.advance(batch_size(batches[index]))
     return merge.result(settings)
 
 

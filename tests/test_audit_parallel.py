@@ -22,7 +22,12 @@ from failure_kinds.audit import Report, audit, expand_inputs, render_json, setti
 from failure_kinds.audit.parallel import default_jobs
 from failure_kinds.audit.progress import ByteProgress
 from failure_kinds.audit.reader import read_sources
-from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, line_starts, plan
+from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from failure_kinds.audit import PartialReport
+    from failure_kinds.audit.tasks import Batch
 
 LINE_POOL = [
     b'{"failure_kind": "transport_timeout"}',
@@ -148,16 +153,31 @@ def test_worker_processes_give_the_one_pass_report(tmp_path: Path) -> None:
 
 
 def test_a_part_past_the_distinct_cap_is_counted_again_pinned(tmp_path: Path) -> None:
-    lines = [json.dumps({"failure_kind": f"bad_{index % 50}"}).encode() for index in range(2000)]
+    lines = [json.dumps({"failure_kind": f"bad_{index % 200}"}).encode() for index in range(3000)]
     path = tmp_path / "many.jsonl"
     path.write_bytes(b"\n".join(lines[::-1]) + b"\n")
     settings = settings_for("failure_kind", distinct_limit=7)
-    tasks = plan(expand_inputs([str(path)], []), 2, 500)
+    tasks = plan(expand_inputs([str(path)], []), 2, 2000)
     assert len(tasks) > 10
-    first = run_here(tasks, settings, None, ByteProgress(None, 0))
-    assert not first.exact  # so the engine must run the parts again, pinned
-    report = audit([str(path)], jobs=2, chunk_bytes=500, distinct_limit=7)
+    first = run_here(batched(tasks, 0), settings, None, ByteProgress(None, 0))
+    # Each part of about 80 lines holds more distinct values than a part keeps (PART_DISTINCT_FACTOR
+    # times the cap), so the engine must run the parts again, pinned.
+    assert not first.exact
+    report = audit([str(path)], jobs=2, chunk_bytes=2000, distinct_limit=7)
     assert render_json(report) == one_pass([str(path)], distinct_limit=7)
+
+
+def test_a_part_within_the_wider_part_cap_needs_no_second_pass(tmp_path: Path) -> None:
+    """Parts keep more distinct values than the cap, so thousands of values spread over every part do
+    not make the merge inexact: one pass, the one-pass report."""
+    lines = [json.dumps({"failure_kind": f"bad_{index % 20}"}).encode() for index in range(600)]
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    settings = settings_for("failure_kind", distinct_limit=7)  # each part sees all 20: past 7, within 28
+    tasks = plan(expand_inputs([str(path)], []), 2, 2000)
+    merged = run_here(batched(tasks, 0), settings, None, ByteProgress(None, 0))
+    assert merged.exact
+    assert render_json(merged.report()) == one_pass([str(path)], distinct_limit=7)
 
 
 def test_streams_and_one_job_are_read_in_one_pass(tmp_path: Path) -> None:
@@ -288,14 +308,14 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
     import failure_kinds.audit.parallel as parallel
 
     path = write_big(tmp_path / "big.jsonl", 400)
-    run_task_json = parallel.run_task_json
+    run_batch = parallel.run_batch
 
-    def crashing(task_json: str, *arguments: object) -> str:
-        if json.loads(task_json)["index"] in dying:
+    def crashing(batch: Batch, *arguments: object) -> PartialReport:
+        if batch[0].index in dying:
             os._exit(3)  # as a worker killed by the kernel would, with nothing sent back
-        return run_task_json(task_json, *arguments)  # type: ignore[arg-type]
+        return run_batch(batch, *arguments)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel, "run_task_json", crashing)  # the forked workers inherit it
+    monkeypatch.setattr(parallel, "run_batch", crashing)  # the forked workers inherit it
     tasks = plan(expand_inputs([str(path), str(path)], []), 2, 20_000)
     return audit_tasks(tasks, settings_for("failure_kind"), parallel._fork_runner(2, True), None).report()
 

@@ -11,14 +11,27 @@ process: with one of them among the inputs, or with one job, everything is audit
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 
 from .decoding import make_decoder
+from .errors import AuditError
 from .partial import PartialReport
 from .reader import read_sources
-from .tasks import STREAM, OrderedMerge, Task, audit_tasks, failed_partial, plan, run_task_json
+from .settings import AuditSettings, Pins
+from .tasks import (
+    STREAM,
+    OrderedMerge,
+    audit_tasks,
+    batch_size,
+    chunk_bytes_for,
+    failed_batch,
+    packed,
+    plan,
+    run_batch,
+    run_batch_packed,
+    unpacked,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,9 +40,8 @@ if TYPE_CHECKING:
     from typing import IO, Final
 
     from .progress import ByteProgress
-    from .settings import AuditSettings, Pins
     from .sources import Source
-    from .tasks import Runner
+    from .tasks import Batch, Runner
 
 
 def default_jobs() -> int:
@@ -53,10 +65,13 @@ def audit_jobs(
     """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
     ``min_bytes`` in all, a stream among them, or one job: in this process, in one pass."""
     tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
-    serial = len(tasks) <= 1 or sum(task.size for task in tasks) < min_bytes
+    total = sum(task.size for task in tasks)
+    serial = len(tasks) <= 1 or total < min_bytes
     if serial or any(task.kind == STREAM for task in tasks):
         return read_sources(sources, settings, fast=fast, progress=progress)
-    return audit_tasks(tasks, settings, runner_for(jobs, fast), progress)
+    # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
+    batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
+    return audit_tasks(tasks, settings, runner_for(jobs, fast), progress, batch_bytes)
 
 
 def runner_for(jobs: int, fast: bool) -> Runner:
@@ -76,31 +91,36 @@ def _pool_runner(jobs: int, fast: bool, method: str = "spawn") -> Runner:
     other threads could hold a lock at the moment of a fork."""
 
     def run(
-        tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
         import concurrent.futures
         import multiprocessing
 
-        settings_json = json.dumps(settings.to_json())
-        pins_json = None if pins is None else json.dumps(pins.to_json())
+        workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
+        if workers == 0:
+            return run_here(batches, settings, pins, meter, fast)
         merge = OrderedMerge()
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs, len(tasks)),
-            mp_context=multiprocessing.get_context(method),
-            initializer=keep_freed_memory,
-        ) as pool:
-            futures = {
-                pool.submit(run_task_json, json.dumps(task.to_json()), settings_json, pins_json, fast): task
-                for task in tasks
-            }
-            for future in concurrent.futures.as_completed(futures):
-                task = futures[future]
-                try:
-                    partial = PartialReport.from_json(json.loads(future.result()))
-                except concurrent.futures.process.BrokenProcessPool:
-                    partial = failed_partial(task, settings, "a worker process died while reading")
-                merge.add(task.index, partial)
-                meter.advance(task.size)
+        try:
+            with concurrent.futures.ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context(method),
+                initializer=keep_freed_memory,
+            ) as pool:
+                futures = {
+                    pool.submit(run_batch_packed, batch, settings, pins, fast): index
+                    for index, batch in enumerate(batches)
+                }
+                for future in concurrent.futures.as_completed(futures):
+                    index = futures[future]
+                    try:
+                        partial = unpacked(future.result())
+                    except concurrent.futures.process.BrokenProcessPool:
+                        error = "a worker process died while reading"
+                        partial = failed_batch(batches[index], settings, error)
+                    merge.add(index, partial)
+                    meter.advance(batch_size(batches[index]))
+        except OSError as error:  # no descriptor or process left to start a worker
+            raise AuditError(_cannot_start(jobs, error)) from None
         return merge.result(settings)
 
     return run
@@ -111,44 +131,49 @@ def _fork_runner(jobs: int, fast: bool) -> Runner:
     pool does, without its 20 ms of imports and set-up (3% of the benchmark file's run). Linux only."""
 
     def run(
-        tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
         import select
         from collections import deque
 
-        settings_json = json.dumps(settings.to_json())
-        pins_json = None if pins is None else json.dumps(pins.to_json())
         if fast:
             # Imported here, once, so every forked worker starts with msgspec loaded: ~10 ms less per
             # worker before its first range (1.5% of the benchmark file's run with --jobs 2).
             make_decoder(settings.field.split("."), fast)
         merge = OrderedMerge()
-        pending = deque(range(len(tasks)))
+        pending = deque(range(len(batches)))
         workers: dict[int, _Worker] = {}  # by the descriptor their results arrive on
         try:
-            for _ in range(min(jobs, len(tasks))):
-                worker = _Worker.start(tasks, settings_json, pins_json, fast, list(workers.values()))
+            for _ in range(worker_limit(jobs, len(batches), _FORK_DESCRIPTORS)):
+                try:
+                    worker = _Worker.start(batches, settings, pins, fast, list(workers.values()))
+                except OSError:  # out of descriptors or processes after all: the workers so far do it
+                    break
                 workers[worker.results] = worker
                 worker.take(pending)
-            while True:
-                busy = [fd for fd, worker in workers.items() if worker.task is not None]
-                if not busy:
-                    break
-                ready, _, _ = select.select(busy, [], [])
-                for fd in ready:
+            if not workers:
+                return run_here(batches, settings, pins, meter, fast)
+            # poll, not select: select cannot watch a descriptor numbered past 1023.
+            poller = select.poll()
+            for fd in workers:
+                poller.register(fd, select.POLLIN)
+            while any(worker.task is not None for worker in workers.values()):
+                for fd, _ in poller.poll():
                     worker = workers[fd]
                     index = worker.task
                     if index is None:
+                        poller.unregister(fd)
                         continue
                     text = worker.receive()
-                    if text is None:  # the worker died: its task fails, the others take the rest
-                        merge.add(index, failed_partial(tasks[index], settings, "a worker process died"))
+                    if text is None:  # the worker died: its batch fails, the others take the rest
+                        poller.unregister(fd)
+                        merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
                         continue
-                    merge.add(index, PartialReport.from_json(json.loads(text)))
-                    meter.advance(tasks[index].size)
+                    merge.add(index, unpacked(text))
+                    meter.advance(batch_size(batches[index]))
                     worker.take(pending)
             for index in pending:  # left over only when every worker died
-                merge.add(index, failed_partial(tasks[index], settings, "a worker process died"))
+                merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
         finally:
             # Every worker is told to leave before any is waited for, so they exit together rather
             # than one after the other (the 1.2 GB file: from the last result to the last exit,
@@ -176,15 +201,26 @@ class _Worker:
     @classmethod
     def start(
         cls,
-        tasks: Sequence[Task],
-        settings_json: str,
-        pins_json: str | None,
+        batches: Sequence[Batch],
+        settings: AuditSettings,
+        pins: Pins | None,
         fast: bool,
         others: list[_Worker],
     ) -> _Worker:
+        """Fork a worker; OSError (nothing left open) when its pipes or its process cannot be made."""
         task_read, task_write = os.pipe()
-        result_read, result_write = os.pipe()
-        pid = os.fork()
+        try:
+            result_read, result_write = os.pipe()
+        except OSError:
+            os.close(task_read)
+            os.close(task_write)
+            raise
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (task_read, task_write, result_read, result_write):
+                os.close(fd)
+            raise
         if pid == 0:  # the worker: serve tasks until the pipe closes, then leave without cleanup
             code = 0
             try:
@@ -195,7 +231,7 @@ class _Worker:
                         os.close(other.tasks)
                     os.close(other.results)
                 keep_freed_memory()
-                _serve(task_read, result_write, tasks, settings_json, pins_json, fast)
+                _serve(task_read, result_write, batches, settings, pins, fast)
             except BaseException:
                 code = 1
             finally:
@@ -222,7 +258,7 @@ class _Worker:
         if not pending:
             self.close()
 
-    def receive(self) -> str | None:
+    def receive(self) -> bytes | None:
         """The result of the task in hand, or None when the worker died instead."""
         header = _read_exactly(self.results, 8)
         body = None if header is None else _read_exactly(self.results, int.from_bytes(header, "little"))
@@ -230,7 +266,7 @@ class _Worker:
             self.alive = False
             self.task = None
             return None
-        return body.decode()
+        return body
 
     def close(self) -> None:
         """Close its task pipe, so it leaves when it has read every task sent (again: nothing)."""
@@ -251,17 +287,21 @@ class _Worker:
 def _serve(
     task_read: int,
     result_write: int,
-    tasks: Sequence[Task],
-    settings_json: str,
-    pins_json: str | None,
+    batches: Sequence[Batch],
+    settings: AuditSettings,
+    pins: Pins | None,
     fast: bool,
 ) -> None:
     while True:
         header = _read_exactly(task_read, 8)
         if header is None:
             return
-        task = tasks[int.from_bytes(header, "little")]
-        result = run_task_json(json.dumps(task.to_json()), settings_json, pins_json, fast).encode()
+        batch = batches[int.from_bytes(header, "little")]
+        try:
+            partial = run_batch(batch, settings, pins, fast)
+        except MemoryError:
+            partial = failed_batch(batch, settings, "out of memory while reading")
+        result = packed(partial)
         message = len(result).to_bytes(8, "little") + result
         view = memoryview(message)
         while view:
@@ -279,6 +319,54 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
         parts.append(part)
         size -= len(part)
     return b"".join(parts)
+
+
+def run_here(
+    batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress, fast: bool
+) -> PartialReport:
+    """The batches read one after the other in this process: what is left when no worker can start."""
+    merge = OrderedMerge()
+    for index, batch in enumerate(batches):
+        merge.add(index, run_batch(batch, settings, pins, fast))
+        meter.advance(batch_size(batch))
+    return merge.result(settings)
+
+
+# Descriptors each worker keeps open in this process: its two pipe ends (forked), or its pipe, sentinel
+# and the pool's share of queues (a process pool); a few more stay free for this process's own use.
+_FORK_DESCRIPTORS: Final = 2
+_POOL_DESCRIPTORS: Final = 4
+_SPARE_DESCRIPTORS: Final = 16
+
+
+def worker_limit(jobs: int, batches: int, per_worker: int) -> int:
+    """How many workers to start: ``jobs``, but no more than there are batches, nor than the
+    descriptors this process may still open allow (RLIMIT_NOFILE); 0 when not even one fits."""
+    wanted = min(jobs, batches)
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # not POSIX
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    try:
+        in_use = len(os.listdir("/proc/self/fd")) - 1  # less the descriptor that lists them
+    except OSError:
+        in_use = 3
+    # A forked worker inherits this process's descriptors and opens one file at a time, so what fits
+    # here fits there.
+    return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // per_worker))
+
+
+def _cannot_start(jobs: int, error: OSError) -> str:
+    from .errors import describe_read_error
+
+    return (
+        f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
+        "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
+    )
 
 
 # mallopt's parameter numbers (glibc's malloc.h).

@@ -283,6 +283,30 @@ class PartialReport:
 
     def merge(self, later: PartialReport) -> PartialReport:
         """This partial followed by ``later``: a new partial (neither input changes)."""
+        result = self.copy()
+        result.absorb(later)
+        return result
+
+    def copy(self) -> PartialReport:
+        """An equal partial that shares nothing mutable with this one."""
+        copied = PartialReport(self.settings, fast=self.fast)
+        copied.records = self.records
+        copied.with_kind = self.with_kind
+        copied.without_kind = self.without_kind
+        copied.invalid = self.invalid
+        copied.unparseable = self.unparseable
+        copied.first_invalid = self.first_invalid
+        copied.first_unparseable = self.first_unparseable
+        copied.overlong = self.overlong
+        copied.first_overlong = self.first_overlong
+        copied.values = self.values.copy()
+        copied.servers = self.servers.copy()
+        copied.files = [part.copy() for part in self.files]
+        return copied
+
+    def absorb(self, later: PartialReport) -> None:
+        """Add ``later``, the partial of the input that follows, to this one in place (``later`` does not
+        change). The cost grows with ``later``, not with this partial: how engines fold their parts."""
         if later.settings != self.settings:
             raise ValueError("partial reports of different settings (field, aliases, declarations, caps)")
         joined = bool(self.files and later.files and later.files[0].continuation)
@@ -292,29 +316,32 @@ class PartialReport:
                 f"{self.files[-1].path!r}"
             )
         shift = Shift(len(self.files) - 1, self.files[-1].lines) if joined else Shift(len(self.files), 0)
-        result = PartialReport(self.settings, fast=self.fast)
-        result.records = self.records + later.records
-        result.with_kind = self.with_kind + later.with_kind
-        result.without_kind = self.without_kind + later.without_kind
-        result.invalid = self.invalid + later.invalid
-        result.unparseable = self.unparseable + later.unparseable
-        result.first_invalid = earliest(self.first_invalid, shift.optional(later.first_invalid))
-        result.first_unparseable = earliest(self.first_unparseable, shift.optional(later.first_unparseable))
-        result.overlong = self.overlong + later.overlong
-        result.first_overlong = earliest(self.first_overlong, shift.optional(later.first_overlong))
-        result.values = self.values.merged(later.values.shifted(shift))
-        result.servers = self.servers.merged(later.servers.shifted(shift))
-        files = [part.copy() for part in self.files]
+        self.records += later.records
+        self.with_kind += later.with_kind
+        self.without_kind += later.without_kind
+        self.invalid += later.invalid
+        self.unparseable += later.unparseable
+        self.first_invalid = earliest(self.first_invalid, shift.optional(later.first_invalid))
+        self.first_unparseable = earliest(self.first_unparseable, shift.optional(later.first_unparseable))
+        self.overlong += later.overlong
+        self.first_overlong = earliest(self.first_overlong, shift.optional(later.first_overlong))
+        self.values.absorb(later.values, shift)
+        self.servers.absorb(later.servers, shift)
         for index, part in enumerate(later.files):
             if index == 0 and joined:
-                last = files[-1]
+                last = self.files[-1]
                 last.records += part.records
                 last.lines += part.lines
                 last.error = last.error or part.error
             else:
-                files.append(part.copy())
-        result.files = files
-        return result
+                self.files.append(part.copy())
+
+    def __getstate__(self) -> dict[str, object]:
+        # An engine's workers send their partials pickled (see tasks.packed): the counts, not the
+        # decoder, which is made again when lines are added.
+        state = dict(self.__dict__)
+        state["_decoder"] = None
+        return state
 
     @property
     def exact(self) -> bool:
@@ -390,7 +417,10 @@ def merge(partials: Iterable[PartialReport]) -> PartialReport:
     """The partials of consecutive input, in input order, merged into one (ValueError when empty)."""
     merged: PartialReport | None = None
     for partial in partials:
-        merged = partial if merged is None else merged.merge(partial)
+        if merged is None:
+            merged = partial.copy()  # the one accumulator: each later part is folded into it
+        else:
+            merged.absorb(partial)
     if merged is None:
         raise ValueError("merge() needs at least one partial report")
     return merged

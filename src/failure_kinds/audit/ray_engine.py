@@ -12,6 +12,7 @@ filesystem pyarrow opens for it, with that filesystem's usual credentials on eac
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
@@ -30,10 +31,14 @@ from .tasks import (
     OrderedMerge,
     Task,
     audit_tasks,
+    batch_json,
+    batch_size,
     line_starts,
+    packed,
     plan,
     ranges,
-    run_task_json,
+    run_batch,
+    unpacked,
 )
 
 TYPE_CHECKING = False
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, Final
 
     from .progress import ByteProgress
+    from .tasks import Batch
 
 INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): "
@@ -97,7 +103,7 @@ def audit_ray(
             ) from None
         started = True
     try:
-        return audit_tasks(tasks, settings, _ray_runner(fast), progress)
+        return audit_tasks(tasks, settings, _ray_runner(fast), progress, chunk_bytes or RAY_CHUNK_BYTES)
     finally:
         if started:
             ray.shutdown()
@@ -154,9 +160,11 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
             else plan(expand_inputs([item], notes), 1, chunk_bytes)
         )
         for task in planned:
-            tasks.append(
-                Task(len(tasks), task.kind, task.path, task.display, task.start, task.stop, task.size)
-            )
+            # Renumbered in the order of all inputs; everything else (an error, the identity) is kept.
+            # A node may mount shared storage under a device number of its own: the inode, size and
+            # modification time still tell a changed file.
+            identity = None if task.identity is None else dataclasses.replace(task.identity, device=None)
+            tasks.append(dataclasses.replace(task, index=len(tasks), identity=identity))
     return tasks
 
 
@@ -249,28 +257,35 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
     return partial
 
 
-def _map_tasks(
-    batch: dict[str, Any], settings_json: str, pins_json: str | None, fast: bool
+def _map_batches(
+    rows: dict[str, Any], settings_json: str, pins_json: str | None, fast: bool
 ) -> dict[str, list[object]]:
-    """The map over task descriptions: each batch holds one task; its row becomes the partial's JSON."""
+    """The map over batch descriptions: each Ray batch holds one of ours; its row becomes the partial's
+    JSON."""
     indexes: list[object] = []
     partials: list[object] = []
-    for task_json in batch["task"]:
-        task = Task.from_json(json.loads(str(task_json)))
-        if is_uri(task.path):
-            settings = AuditSettings.from_json(json.loads(settings_json))
-            pins = None if pins_json is None else Pins.from_json(json.loads(pins_json))
-            result = json.dumps(run_remote_task(task, settings, pins, fast).to_json())
-        else:
-            result = run_task_json(str(task_json), settings_json, pins_json, fast)
-        indexes.append(task.index)
-        partials.append(result)
+    settings = AuditSettings.from_json(json.loads(settings_json))
+    pins = None if pins_json is None else Pins.from_json(json.loads(pins_json))
+
+    def remote(task: Task) -> PartialReport | None:
+        return run_remote_task(task, settings, pins, fast) if is_uri(task.path) else None
+
+    for index, batch_text in zip(rows["index"], rows["batch"], strict=True):
+        batch = [Task.from_json(task) for task in json.loads(str(batch_text))]
+        try:
+            partial = run_batch(batch, settings, pins, fast, remote)
+        except MemoryError:
+            from .tasks import failed_batch
+
+            partial = failed_batch(batch, settings, "out of memory while reading")
+        indexes.append(int(index))
+        partials.append(packed(partial))
     return {"index": indexes, "partial": partials}
 
 
 def _ray_runner(fast: bool) -> Any:
     def run(
-        tasks: Sequence[Task], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
         data: Any = importlib.import_module("ray.data")
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import
@@ -279,21 +294,20 @@ def _ray_runner(fast: bool) -> Any:
         settings_json = json.dumps(settings.to_json())
         pins_json = None if pins is None else json.dumps(pins.to_json())
         merge = OrderedMerge()
-        if not tasks:
+        if not batches:
             return merge.result(settings)
-        items = [{"task": json.dumps(task.to_json())} for task in tasks]
+        items = [{"index": index, "batch": batch_json(batch)} for index, batch in enumerate(batches)]
         dataset: Any = data.from_items(items, override_num_blocks=len(items))
         mapped: Any = dataset.map_batches(
-            _map_tasks,
+            _map_batches,
             batch_size=1,
             num_cpus=1,
             fn_kwargs={"settings_json": settings_json, "pins_json": pins_json, "fast": fast},
         )
-        sizes = {task.index: task.size for task in tasks}
         for row in mapped.iter_rows():
             index = int(row["index"])
-            merge.add(index, PartialReport.from_json(json.loads(str(row["partial"]))))
-            meter.advance(sizes[index])
+            merge.add(index, unpacked(bytes(row["partial"])))
+            meter.advance(batch_size(batches[index]))
         return merge.result(settings)
 
     return run

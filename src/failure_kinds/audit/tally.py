@@ -77,77 +77,71 @@ class Tally:
             if category in self.capped and key not in self.extras
         )
 
-    def shifted(self, shift: Shift) -> Tally:
-        moved = Tally(self.limit, self.capped, self.pinned)
-        moved.counts = dict(self.counts)
-        moved.first = {key: shift(location) for key, location in self.first.items()}
-        moved.categories = dict(self.categories)
-        moved.kept = dict(self.kept)
-        moved.extras = set(self.extras)
-        moved.overflow = {
-            category: (count, shift(first)) for category, (count, first) in self.overflow.items()
-        }
-        moved.uncertain = set(self.uncertain)
-        return moved
+    def copy(self) -> Tally:
+        copied = Tally(self.limit, self.capped, self.pinned)
+        copied.counts = dict(self.counts)
+        copied.first = dict(self.first)
+        copied.categories = dict(self.categories)
+        copied.kept = dict(self.kept)
+        copied.extras = set(self.extras)
+        copied.overflow = dict(self.overflow)
+        copied.uncertain = set(self.uncertain)
+        return copied
 
-    def merged(self, later: Tally) -> Tally:
-        """This tally followed by ``later`` (already shifted)."""
-        pinned = self.pinned & later.pinned
-        result = Tally(self.limit, self.capped, pinned)
-        # Which keys the whole keeps: this tally's kept keys, then (while a category has room) the keys
-        # ``later`` kept that this tally never saw, in their input order.
-        kept: dict[str, None] = {}
-        for key in self.categories:
-            if key not in self.extras:
-                kept[key] = None
-        room = {category: self.limit - count for category, count in self.kept.items()}
-        for key in sorted(later.categories, key=later.first.__getitem__):
+    def absorb(self, later: Tally, shift: Shift) -> None:
+        """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), to this
+        one in place. The cost grows with ``later`` alone, never with what this tally holds already
+        (except once per part that overflowed a category, whose size pays for it): an engine folds
+        thousands of parts into one tally in time linear in their sum.
+
+        Keys stay in input order (the order of their first locations): this tally's, then the keys
+        ``later`` saw first. Which keys the whole keeps: this tally's, then (while a category has room)
+        the keys ``later`` kept that this one never saw."""
+        overflowed = frozenset(self.overflow)  # before ``later``'s overflow joins it
+        own_pins = self.pinned
+        counts, first, categories = self.counts, self.first, self.categories
+        gone: set[str] = set()
+        if later.pinned is not own_pins and later.pinned != own_pins:
+            # Pins that only one side counted exactly: past the cap, its extras join the overflow.
+            self.pinned = own_pins & later.pinned
+            gone = {key for key in self.extras if key not in self.pinned}
+            for key in gone:
+                spill(self.overflow, categories.pop(key), counts.pop(key), first.pop(key))
+                self.extras.discard(key)
+                self.uncertain.discard(key)
+        pinned = self.pinned
+        if later.overflow:
+            # ``later`` may have counted a key only this tally knows in its overflow bucket.
+            for key, category in categories.items():
+                if category in later.overflow and key not in later.counts and key not in later.pinned:
+                    self.uncertain.add(key)
+        for category, (count, location) in later.overflow.items():
+            spill(self.overflow, category, count, shift(location))
+        for key, count in later.counts.items():
+            known = counts.get(key)
+            if known is not None:
+                counts[key] = known + count
+                if key in later.uncertain:
+                    self.uncertain.add(key)
+                continue
             category = later.categories[key]
-            if key in later.extras or key in self.categories:
+            location = shift(later.first[key])
+            keep = key not in later.extras and key not in gone
+            if keep and category in self.capped:
+                kept = self.kept.get(category, 0)
+                keep = category not in overflowed and kept < self.limit
+                if keep:
+                    self.kept[category] = kept + 1
+            if not keep and key not in pinned:  # past the cap of the whole
+                spill(self.overflow, category, count, location)
                 continue
-            if category in self.capped:
-                if self.overflowed(category) or room.get(category, self.limit) <= 0:
-                    continue
-                room[category] = room.get(category, self.limit) - 1
-            kept[key] = None
-        overflow = dict(self.overflow)
-        for category, (count, first) in later.overflow.items():
-            spill(overflow, category, count, first)
-        # Pinned keys past the cap stay counted (as extras), so a later merge still knows them exactly.
-        keys = list(kept) + [
-            key
-            for key in self.categories.keys() | later.categories.keys()
-            if key in pinned and key not in kept
-        ]
-        for key in self.categories.keys() | later.categories.keys():
-            if key in kept or key in pinned:
-                continue
-            # Past the cap of the whole: its records go to the overflow bucket.
-            category = self.categories.get(key) or later.categories[key]
-            for side in (self, later):
-                if key in side.counts:
-                    spill(overflow, category, side.counts[key], side.first[key])
-        for key in sorted(keys, key=lambda key: self.first.get(key) or later.first[key]):
-            category = self.categories.get(key) or later.categories[key]
-            count = 0
-            for side in (self, later):
-                known = side.counts.get(key)
-                if known is not None:
-                    count += known
-                    if key in side.uncertain:
-                        result.uncertain.add(key)
-                elif category in side.capped and side.overflowed(category) and key not in side.pinned:
-                    result.uncertain.add(key)  # ``side`` may have counted it in its overflow bucket
-            result.counts[key] = count
-            result.first[key] = self.first[key] if key in self.first else later.first[key]
-            result.categories[key] = category
-            if key in kept:
-                if category in self.capped:
-                    result.kept[category] = result.kept.get(category, 0) + 1
-            else:
-                result.extras.add(key)
-        result.overflow = overflow
-        return result
+            counts[key] = count
+            first[key] = location
+            categories[key] = category
+            if not keep:
+                self.extras.add(key)
+            if key in later.uncertain or (category in overflowed and key not in own_pins):
+                self.uncertain.add(key)  # this tally may have counted it in its overflow bucket
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -170,21 +164,33 @@ class Tally:
     @classmethod
     def from_json(cls, data: Mapping[str, object], limit: int, capped: frozenset[str]) -> Tally:
         tally = cls(limit, capped, frozenset(str(key) for key in wire.sequence(data["pinned"])))
+        counts, categories, first = tally.counts, tally.categories, tally.first
         for extra, entries in ((False, data["kept"]), (True, data["extras"])):
+            # One entry per kept value, tens of thousands from each part of an engine: checked inline.
             for entry in wire.sequence(entries):
-                key, count, category, first = wire.sequence(entry)
-                key, category = str(key), str(category)
-                tally.counts[key] = wire.integer(count)
-                tally.categories[key] = category
-                tally.first[key] = wire.location(first)
-                if extra:
-                    tally.extras.add(key)
-                elif category in capped:
-                    tally.kept[category] = tally.kept.get(category, 0) + 1
-        for category, entry in wire.mapping(data["overflow"]).items():
-            count, first = wire.sequence(entry)
-            tally.overflow[str(category)] = (wire.integer(count), wire.location(first))
+                match entry:
+                    case [str() as key, int() as count, str() as category, [int() as index, int() as line]]:
+                        counts[key] = count
+                        categories[key] = category
+                        first[key] = (index, line)
+                        if extra:
+                            tally.extras.add(key)
+                        elif category in capped:
+                            tally.kept[category] = tally.kept.get(category, 0) + 1
+                    case _:
+                        raise ValueError(
+                            "expected [key, count, category, [file, line]] in a partial report, got "
+                            + type(entry).__name__
+                        )
+        for category, bucket in wire.mapping(data["overflow"]).items():
+            records, location = wire.sequence(bucket)
+            tally.overflow[str(category)] = (wire.integer(records), wire.location(location))
         tally.uncertain = {str(key) for key in wire.sequence(data["uncertain"])}
+        if tally.extras:  # sent after the kept keys: back into input order, which ``absorb`` keeps
+            order = sorted(counts, key=first.__getitem__)
+            tally.counts = {key: counts[key] for key in order}
+            tally.first = {key: first[key] for key in order}
+            tally.categories = {key: categories[key] for key in order}
         return tally
 
 

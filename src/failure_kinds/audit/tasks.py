@@ -4,35 +4,55 @@ A plain file larger than a chunk becomes byte ranges that start and stop at line
 task (a compressed stream cannot be entered in the middle), a Parquet file runs of row groups. Each task's
 partial report travels back as JSON and the partials are merged in input order, so the report is the
 one-pass report, physical line numbers included.
+
+Tasks run in batches: consecutive tasks of about a chunk's bytes in all, read into one partial. Thousands
+of small files then cost a few partials to send and merge, not one each, and each batch decides the
+category of a value once. A batch reads each file through one descriptor whose identity, size and
+modification time must be those the plan saw, before and after: a file replaced, truncated, grown or
+rewritten while the audit reads it is reported as changed, and no batch counts bytes of another file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import dataclass
 
+from . import wire
 from .errors import describe_read_error
 from .partial import PartialReport
 from .progress import ByteProgress
-from .reader import audit_file
+from .reader import count_input
 from .settings import AuditSettings, Pins
-from .sources import GZIP_MAGIC, Source, is_gzip, is_parquet
+from .sources import GZIP_MAGIC, Source, decompressed, is_gzip, is_parquet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import IO, Final, TypeAlias
 
-    Runner: TypeAlias = Callable[[Sequence["Task"], AuditSettings, Pins | None, ByteProgress], PartialReport]
-    """Runs tasks (in workers, on Ray, or here in tests) and merges their partials in input order."""
+    Batch: TypeAlias = Sequence["Task"]
+    """Consecutive tasks read into one partial (see ``batched``)."""
+    Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, Pins | None, ByteProgress], PartialReport]
+    """Runs batches (in workers, on Ray, or here in tests) and merges their partials in input order."""
 
 # A plain file is cut into ranges of about this many bytes at most, and at least MIN_CHUNK_BYTES: many
 # ranges per worker keep the workers busy to the end (a worker left alone works on one small range at
 # most), while each range costs a task and a partial to merge, a few milliseconds.
 MAX_CHUNK_BYTES: Final = 64 << 20
-MIN_CHUNK_BYTES: Final = 4 << 20
-CHUNKS_PER_JOB: Final = 16
+MIN_CHUNK_BYTES: Final = 8 << 20
+CHUNKS_PER_JOB: Final = 4
+# Each part also costs the driver its distinct values (sent, read, merged): a directory of shards with
+# 10,000 distinct values costs 10,000 entries per part, whatever the part's size. Four parts per worker
+# keep that small beside the reading while a worker left alone at the end works on a quarter of its share.
+# An engine's part keeps up to this many times the distinct cap of each category (the merge keeps the
+# cap): only a part with more distinct values than that makes the merge inexact, which costs a second,
+# pinned pass over everything.
+PART_DISTINCT_FACTOR: Final = 4
+# A batch holds at most this many tasks however small their files, so a directory of empty files still
+# comes back in parts that show progress and spread over the workers.
+_BATCH_TASKS: Final = 4096
 # How far the cut search reads at a time when looking for the next line start.
 _SEARCH_BYTES: Final = 64 << 10
 
@@ -44,10 +64,58 @@ UNREADABLE: Final = "unreadable"
 
 
 @dataclass(frozen=True)
+class Identity:
+    """What the plan saw of a file: the file itself (device and inode), its size and the time it was
+    last modified. ``device`` None: not compared (on a Ray node a shared file has a device of its own)."""
+
+    device: int | None
+    inode: int
+    size: int
+    modified: int
+    """st_mtime_ns."""
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> Identity:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def change(self, status: os.stat_result) -> str | None:
+        """How the file whose status is ``status`` differs from the one planned on; None: it does not."""
+        if status.st_ino != self.inode or (self.device is not None and status.st_dev != self.device):
+            return "replaced"
+        if status.st_size < self.size:
+            return "truncated"
+        if status.st_size > self.size:
+            return "grown"
+        if status.st_mtime_ns != self.modified:
+            return "rewritten"
+        return None
+
+    def to_json(self) -> list[int | None]:
+        return [self.device, self.inode, self.size, self.modified]
+
+    @classmethod
+    def from_json(cls, data: object) -> Identity | None:
+        if data is None:
+            return None
+        device, inode, size, modified = wire.sequence(data)
+        return cls(
+            None if device is None else wire.integer(device),
+            wire.integer(inode),
+            wire.integer(size),
+            wire.integer(modified),
+        )
+
+
+def changed_error(change: str) -> str:
+    return f"changed while it was read ({change}): audit it again once nothing writes to it"
+
+
+@dataclass(frozen=True)
 class Task:
     """One unit of work: the bytes ``start`` to ``stop`` of a plain file (``stop`` None: to its end), a
     whole gzip file, row groups ``start`` to ``stop`` of a Parquet file, a stream read by the driver, or
-    an input known to be unreadable (``error`` says why). ``size`` is the bytes it covers (for progress)."""
+    an input known to be unreadable (``error`` says why). ``size`` is the bytes it covers (for progress);
+    ``identity`` what the plan saw of a local file, checked when it is read."""
 
     index: int
     kind: str
@@ -57,6 +125,7 @@ class Task:
     stop: int | None = None
     size: int = 0
     error: str | None = None
+    identity: Identity | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -68,6 +137,7 @@ class Task:
             "stop": self.stop,
             "size": self.size,
             "error": self.error,
+            "identity": None if self.identity is None else self.identity.to_json(),
         }
 
     @classmethod
@@ -82,6 +152,7 @@ class Task:
             stop=None if stop is None else int(str(stop)),
             size=int(str(data["size"])),
             error=None if error is None else str(error),
+            identity=Identity.from_json(data.get("identity")),
         )
 
 
@@ -91,57 +162,80 @@ def chunk_bytes_for(total: int, jobs: int) -> int:
 
 def plan(sources: Sequence[Source], jobs: int, chunk_bytes: int | None = None) -> list[Task]:
     """The tasks for ``sources``, in input order. ``chunk_bytes`` None: sized for ``jobs`` workers."""
-    shapes: list[tuple[Source, str, int]] = [_shape(source) for source in sources]
+    shapes = [_shape(source) for source in sources]
     if chunk_bytes is None:
-        chunk_bytes = chunk_bytes_for(sum(size for _, kind, size in shapes if kind == LINES), jobs)
+        chunk_bytes = chunk_bytes_for(sum(size for _, kind, size, _ in shapes if kind == LINES), jobs)
     tasks: list[Task] = []
-    for source, kind, size in shapes:
+    for source, kind, size, identity in shapes:
         path = source.path if source.path is not None else source.display
         if kind == LINES and size > chunk_bytes:
             try:
                 with open(path, "rb") as file:
+                    identity = Identity.of(os.fstat(file.fileno()))  # the file the cuts are found in
+                    size = identity.size
                     starts = line_starts(file, size, chunk_bytes)
             except OSError:
                 starts = [0]  # the task for the whole file reports the error
             for start, stop, length in ranges(starts, size):
-                tasks.append(Task(len(tasks), LINES, path, source.display, start, stop, length))
+                task = Task(len(tasks), LINES, path, source.display, start, stop, length, None, identity)
+                tasks.append(task)
         elif kind == PARQUET:
             from .parquet import row_group_runs
 
             for first, stop, size_of_run in row_group_runs(path):
-                tasks.append(Task(len(tasks), PARQUET, path, source.display, first, stop, size_of_run))
+                tasks.append(
+                    Task(len(tasks), PARQUET, path, source.display, first, stop, size_of_run, None, identity)
+                )
         elif kind == UNREADABLE and source.error is not None:
             error = describe_read_error(source.error)
             tasks.append(Task(len(tasks), kind, path, source.display, 0, None, 0, error))
         else:
-            tasks.append(Task(len(tasks), kind, path, source.display, 0, None, size))
+            tasks.append(Task(len(tasks), kind, path, source.display, 0, None, size, None, identity))
     return tasks
 
 
-def _shape(source: Source) -> tuple[Source, str, int]:
-    """What a source is (plain lines, gzip, Parquet or a stream) and its size in bytes."""
+def _shape(source: Source) -> tuple[Source, str, int, Identity | None]:
+    """What a source is (plain lines, gzip, Parquet or a stream), its size in bytes and its identity."""
     if source.path is None:
-        return source, STREAM, 0
+        return source, STREAM, 0, None
     if source.error is not None:  # a directory that could not be listed
-        return source, UNREADABLE, 0
+        return source, UNREADABLE, 0, None
     try:
         status = os.stat(source.path)
     except (OSError, ValueError):
-        return source, LINES, 0  # the task reports why it cannot be read
+        return source, LINES, 0, None  # the task reports why it cannot be read
     import stat
 
     if not stat.S_ISREG(status.st_mode):
-        return source, STREAM, 0
+        return source, STREAM, 0, None
+    identity = Identity.of(status)
     if is_parquet(source.path):
-        return source, PARQUET, status.st_size
+        return source, PARQUET, status.st_size, identity
     if is_gzip(source.display, b""):  # gzip by its name: no need to read it
-        return source, GZIP, status.st_size
+        return source, GZIP, status.st_size, identity
     try:
         with open(source.path, "rb") as file:
             head = file.read(len(GZIP_MAGIC))
     except OSError:
-        return source, LINES, 0
-    return source, GZIP if is_gzip(source.display, head) else LINES, status.st_size
+        return source, LINES, 0, None
+    return source, GZIP if is_gzip(source.display, head) else LINES, status.st_size, identity
+
+
+def batched(tasks: Sequence[Task], batch_bytes: int) -> list[Batch]:
+    """``tasks`` in runs of consecutive tasks of at most ``batch_bytes`` in all (a larger task alone;
+    0: every task alone), each run read into one partial."""
+    batches: list[Batch] = []
+    current: list[Task] = []
+    size = 0
+    for task in tasks:
+        if current and (size + task.size > batch_bytes or len(current) >= _BATCH_TASKS):
+            batches.append(current)
+            current, size = [], 0
+        current.append(task)
+        size += task.size
+    if current:
+        batches.append(current)
+    return batches
 
 
 def line_starts(file: IO[bytes], size: int, chunk_bytes: int) -> list[int]:
@@ -184,46 +278,147 @@ def next_line_start(file: IO[bytes], offset: int, size: int) -> int:
     return size
 
 
-def run_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
-    """The partial report of one task (in whichever process runs it)."""
-    if task.kind == UNREADABLE:
-        return failed_partial(task, settings, task.error or "cannot be read")
-    if task.kind == PARQUET:
-        from .parquet import audit_parquet
-
-        return audit_parquet(
-            task.path, settings, task.start, task.stop, pins=pins, fast=fast, display=task.display
-        )
-    partial = audit_file(task.path, settings, start=task.start, stop=task.stop, pins=pins, fast=fast)
-    for part in partial.files:
-        part.path = task.display
+def run_batch(
+    batch: Batch,
+    settings: AuditSettings,
+    pins: Pins | None,
+    fast: bool,
+    elsewhere: Callable[[Task], PartialReport | None] | None = None,
+) -> PartialReport:
+    """The partial report of one batch (in whichever process runs it). ``elsewhere`` may return the
+    partial of a task it reads itself (Ray's URIs), or None for a task read here."""
+    partial = PartialReport(settings, pins, fast)
+    for tally in (partial.values, partial.servers):
+        tally.limit = settings.distinct_limit * PART_DISTINCT_FACTOR  # see PART_DISTINCT_FACTOR
+    previous: Task | None = None
+    for task in batch:
+        apart = None if elsewhere is None else elsewhere(task)
+        if apart is not None:
+            partial.absorb(apart)
+        elif task.kind == PARQUET:
+            partial.absorb(_parquet_partial(task, settings, pins, fast))
+        else:
+            continues = previous is not None and previous.path == task.path and previous.stop == task.start
+            if not continues:  # a range that follows the previous one in this batch adds to its file
+                partial.start_file(task.display, continuation=task.start > 0)
+            if task.kind == UNREADABLE:
+                partial.add_error(task.error or "cannot be read")
+            else:
+                _read_task(partial, task)
+        previous = task
     return partial
 
 
-def run_task_json(task_json: str, settings_json: str, pins_json: str | None, fast: bool) -> str:
-    """run_task with every argument and the result as JSON text: what crosses a process boundary."""
-    settings = AuditSettings.from_json(json.loads(settings_json))
-    pins = None if pins_json is None else Pins.from_json(json.loads(pins_json))
-    task = Task.from_json(json.loads(task_json))
+def _read_task(partial: PartialReport, task: Task) -> None:
+    """Count the bytes of ``task`` into the current file of ``partial``, through one descriptor that
+    must be the file the plan saw, unchanged before and after."""
     try:
-        partial = run_task(task, settings, pins, fast)
+        raw = open(task.path, "rb")  # noqa: SIM115  # closed through the Input, or below
+    except OSError as error:
+        partial.add_error(describe_read_error(error))
+        return
+    try:
+        change = _change(task, os.fstat(raw.fileno()))
+        if change is not None:
+            raw.close()
+            partial.add_error(changed_error(change))
+            return
+        data = decompressed(raw, task.display, task.start)
+    except Exception as error:  # the status, the seek or the first read
+        raw.close()
+        partial.add_error(describe_read_error(error))
+        return
+    count_input(partial, data, None if task.stop is None else task.stop - task.start)
+    _check_after(partial, task)
+
+
+def _parquet_partial(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
+    """Parquet is read by path (pyarrow opens the file): the path must name the planned file before
+    and after, so a replaced file is caught even when the swap falls between a check and the open."""
+    from .parquet import audit_parquet
+
+    change = _path_change(task)
+    if change is not None:
+        return failed_partial(task, settings, changed_error(change))
+    partial = audit_parquet(
+        task.path, settings, task.start, task.stop, pins=pins, fast=fast, display=task.display
+    )
+    _check_after(partial, task)
+    return partial
+
+
+def _change(task: Task, status: os.stat_result) -> str | None:
+    return None if task.identity is None else task.identity.change(status)
+
+
+def _path_change(task: Task) -> str | None:
+    if task.identity is None:
+        return None
+    try:
+        return _change(task, os.stat(task.path))
+    except OSError:
+        return "removed"
+
+
+def _check_after(partial: PartialReport, task: Task) -> None:
+    """Whether the path still names the planned file, unchanged, once it was read: a file truncated,
+    grown or rewritten during the read, or replaced, is reported (the first error of a file is kept)."""
+    change = _path_change(task)
+    if change is not None and partial.files[-1].error is None:
+        partial.files[-1].error = changed_error(change)
+
+
+def run_batch_packed(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) -> bytes:
+    """run_batch with its result packed to cross a process boundary (a process pool's worker)."""
+    try:
+        partial = run_batch(batch, settings, pins, fast)
     except MemoryError:
-        partial = failed_partial(task, settings, "out of memory while reading")
-    return json.dumps(partial.to_json())
+        partial = failed_batch(batch, settings, "out of memory while reading")
+    return packed(partial)
+
+
+def packed(partial: PartialReport) -> bytes:
+    """A worker's partial as bytes for its driver. Pickled, not JSON: the two are the same program, and
+    a part that holds 30,000 distinct values is read back ten times faster (JSON, with every field
+    checked, is for partials from elsewhere: ``PartialReport.from_json``)."""
+    return pickle.dumps(partial, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpacked(data: bytes) -> PartialReport:
+    """The partial ``packed`` made (in a worker this audit started)."""
+    partial = pickle.loads(data)  # bytes from this audit's own workers
+    if not isinstance(partial, PartialReport):
+        raise TypeError(f"a worker sent {type(partial).__name__}, not a partial report")
+    return partial
+
+
+def batch_json(batch: Batch) -> str:
+    return json.dumps([task.to_json() for task in batch])
 
 
 def failed_partial(task: Task, settings: AuditSettings, error: str) -> PartialReport:
     """The partial of a task that could not run: no records, and the error on its file."""
+    return failed_batch([task], settings, error)
+
+
+def failed_batch(batch: Batch, settings: AuditSettings, error: str) -> PartialReport:
+    """The partial of a batch that could not run: no records, and the error on each of its files."""
     partial = PartialReport(settings)
-    unit = "row" if task.kind == PARQUET else "line"
-    partial.start_file(task.display, continuation=task.start > 0, unit=unit)
-    partial.add_error(error)
+    previous: Task | None = None
+    for task in batch:
+        if previous is None or previous.path != task.path or previous.stop != task.start:
+            unit = "row" if task.kind == PARQUET else "line"
+            partial.start_file(task.display, continuation=task.start > 0, unit=unit)
+            partial.add_error(error)
+        previous = task
     return partial
 
 
 class OrderedMerge:
     """Merges partials that arrive in any order into the partial of the whole, in input order, holding
-    only those that arrived ahead of a gap."""
+    only those that arrived ahead of a gap. Each is folded into one accumulator as soon as it is next in
+    order, so the merge costs time linear in the parts. The accumulator is a partial of its own with the
+    settings' caps, so parts may keep more distinct values than the cap (see PART_DISTINCT_FACTOR)."""
 
     def __init__(self) -> None:
         self.merged: PartialReport | None = None
@@ -234,7 +429,9 @@ class OrderedMerge:
         self.waiting[index] = partial
         while self.next_index in self.waiting:
             ready = self.waiting.pop(self.next_index)
-            self.merged = ready if self.merged is None else self.merged.merge(ready)
+            if self.merged is None:
+                self.merged = PartialReport(ready.settings, fast=ready.fast)
+            self.merged.absorb(ready)
             self.next_index += 1
 
     def result(self, settings: AuditSettings) -> PartialReport:
@@ -248,16 +445,23 @@ def audit_tasks(
     settings: AuditSettings,
     run: Runner,
     progress: IO[str] | None,
+    batch_bytes: int = 0,
 ) -> PartialReport:
-    """Run ``tasks`` with ``run`` and merge; when the merge is inexact (a part overflowed a distinct-value
-    cap), run them again pinned to the values the whole keeps, which makes the second merge exact."""
+    """Run ``tasks`` with ``run`` in batches of about ``batch_bytes`` (0: each task alone) and merge;
+    when the merge is inexact (a part overflowed a distinct-value cap), run them again pinned to the
+    values the whole keeps, which makes the second merge exact."""
+    batches = batched(tasks, batch_bytes)
     total = sum(task.size for task in tasks)
     meter = ByteProgress(progress, total)
     try:
-        merged = run(tasks, settings, None, meter)
+        merged = run(batches, settings, None, meter)
         if not merged.exact:
             meter.total += total
-            merged = run(tasks, settings, merged.pins(), meter)
+            merged = run(batches, settings, merged.pins(), meter)
     finally:
         meter.clear()
     return merged
+
+
+def batch_size(batch: Batch) -> int:
+    return sum(task.size for task in batch)
