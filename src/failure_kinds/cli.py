@@ -138,8 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="failure-kinds",
         description="The shared vocabulary of why a rollout failed: list it, check names against it, "
-        "audit rollout failure logs, and lint Python source for misspelled kinds.",
-        epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint), 2 usage error or "
+        "audit rollout failure logs, lint Python source for misspelled kinds, and export and compare "
+        "the vocabulary as data.",
+        epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint, diff), 2 usage error or "
         "unreadable input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
@@ -148,8 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser(
         "list",
-        help="print every kind, grouped by domain, with its meaning",
-        description="Print every registered failure kind, grouped by domain, with what it means.",
+        help="print every kind, grouped by domain, and the stages, with their meaning",
+        description="Print every registered failure kind, grouped by domain, with what it means, and the "
+        "stages an episode can fail at.",
     )
     listing.add_argument(
         "--format",
@@ -269,9 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
         "attributes annotated as a kind in the file, and literals passed to validate_failure_kind, "
         "metric_label, is_registered and is_namespaced, also through a conditional expression, an or "
         "fallback, a get default, a walrus, a module constant or a return of a function annotated as a "
-        "kind; constants that failure_kinds lacks (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be "
+        "kind; misspelled constants of failure_kinds (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be "
         "linted (does not parse, too deep, too large, unknown encoding), FK001 unregistered kind or "
-        "missing constant, FK002 malformed namespaced kind, FK003 kind missing from its server's "
+        "misspelled constant, FK002 malformed namespaced kind, FK003 kind missing from its server's "
         "declaration, FK004 older label (names its replacement), FK005 deprecated kind (names its "
         "replacement). '# noqa' or '# noqa: FK001' on a line suppresses its findings.",
         epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to "
@@ -336,6 +338,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="write nothing; exit 1 when the module is missing or differs from what would be written",
     )
     generate.set_defaults(run="generate")
+
+    export = commands.add_parser(
+        "export",
+        help="write the vocabulary as JSON, or a JSON Schema for a kind's value",
+        description="Write the vocabulary as data: with --format json the package version, every kind "
+        "(value, constant name, domain, description, the version it first appeared in, its replacement when "
+        "deprecated), the older labels, the stages and, when a configuration is found, the declared "
+        "namespaces; with --format jsonschema a JSON Schema (2020-12) that accepts exactly the values the "
+        "runtime accepts silently: registered kinds, declared namespaced kinds and well-formed namespaced "
+        "kinds of servers that declare nothing.",
+        epilog="Exit 0, or 2 on a usage error or a malformed configuration.",
+    )
+    export.add_argument("--format", choices=["json", "jsonschema"], default="json", help="output format")
+    add_config_option(export)
+    export.set_defaults(run="export")
+
+    diff = commands.add_parser(
+        "diff",
+        help="compare two JSON exports of the vocabulary",
+        description="Compare two exports written by failure-kinds export --format json: added, deprecated, "
+        "removed and re-valued kinds, added and removed stages, and older-label changes, one line each, "
+        "incompatible changes first.",
+        epilog="Exit 0 when NEW is compatible with OLD, 1 when NEW removes or re-values something, 2 when "
+        "an export cannot be read or is not one.",
+    )
+    diff.add_argument("old", metavar="OLD", help="the earlier export (a JSON file)")
+    diff.add_argument("new", metavar="NEW", help="the later export (a JSON file)")
+    diff.set_defaults(run="diff")
 
     return parser
 

@@ -11,12 +11,12 @@ constant in capitals assigned a literal. Names and attributes annotated in the s
 (``FailureKindName``, ``AnyFailureKind``, ``FailureKind``, or a generated alias such as
 ``ProjectFailureKind``) count as the field. Any other expression (names, f-strings, calls) is never
 reported. A constant name read from ``failure_kinds`` or its ``FailureKind`` that it lacks is reported
-too (``fk.AGENT_TIMOUT``).
+too when it misspells a kind's constant or names an older label (``fk.AGENT_TIMOUT``, ``fk.PEER_DROP``).
 
 Codes:
     FK000  the file could not be linted: it does not parse, is nested too deeply, is too large or
            declares an unknown encoding
-    FK001  unregistered failure kind, or a constant the package lacks
+    FK001  unregistered failure kind, or a misspelled constant of one
     FK002  looks namespaced (contains ":") but is not <server>:<kind>
     FK003  a kind of a declared namespace that the declaration does not list
     FK004  an older label: the message names its replacement, or says it has none
@@ -320,17 +320,16 @@ class Checker:
         column = columns.column(line_number, use.col_offset)
         return Finding(path, line_number, column, code, message, fix)
 
-    def missing_verdict(self, use: MissingName) -> tuple[str, str, None]:
-        """A constant the package or its enum lacks: the older label it names (FK004), or a misspelling
-        of a kind's constant (FK001)."""
+    def missing_verdict(self, use: MissingName) -> tuple[str, str, None] | None:
+        """A constant the package or its enum lacks that names an older label (FK004) or misspells a
+        kind's constant (FK001). Other missing names are not kinds; the import fails on its own."""
         value = use.name.lower()
         if category(value) == "legacy":
             return "FK004", f"{use.owner} has no {use.name}: {legacy_message(value, repr(value))}", None
-        message = f"{use.owner} has no {use.name}"
         hint = failure_kinds.suggest(value)
-        if hint is not None:
-            message += f"; did you mean {hint.upper()}?"
-        return "FK001", message, None
+        if hint is None:
+            return None
+        return "FK001", f"{use.owner} has no {use.name}; did you mean {hint.upper()}?", None
 
 
 def _replacement(value: str) -> str | None:

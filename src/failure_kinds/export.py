@@ -1,0 +1,226 @@
+"""The vocabulary as data: a JSON export, a JSON Schema for one kind's value, and the comparison of two
+exports that says whether a newer vocabulary is compatible with an older one.
+
+An export holds the package version, every kind (value, constant name, domain, description, the version
+it first appeared in, and the kind that replaces it when it is deprecated), the older labels, the stages
+and, when a project configuration was read, the namespaces it declares. A newer vocabulary is compatible
+with an older one when it removes and re-values nothing: kinds and stages are never taken back, and an
+older label stays known.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
+# The layout of an export; a later layout that a reader cannot read says so with another number.
+FORMAT = 1
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+# An export of any vocabulary is a few hundred kilobytes at most; a larger file is not one.
+READ_LIMIT = 64 * 1024 * 1024
+
+
+class ExportError(Exception):
+    """An export that cannot be read or is not one; the message says which and why, in one line."""
+
+
+def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
+    """The export of the installed vocabulary; ``namespaces`` (a project's declarations) are included
+    when given, an empty mapping included."""
+    import failure_kinds
+    from failure_kinds.history import OLDER_LABELS
+
+    data: dict[str, object] = {
+        "format": FORMAT,
+        "version": failure_kinds.__version__,
+        "kinds": [
+            {
+                "value": kind.value,
+                "name": kind.name,
+                "domain": kind.domain,
+                "description": kind.description,
+                "since": kind.since,
+                "replaced_by": None if kind.replaced_by is None else kind.replaced_by.value,
+            }
+            for kind in failure_kinds.FailureKind
+        ],
+        "older_labels": [
+            {
+                "label": label.label,
+                "replacement": label.replacement,
+                "note": label.note,
+                "status": label.status,
+                "source": label.source,
+            }
+            for label in OLDER_LABELS.values()
+        ],
+        "stages": [{"value": stage.value, "description": stage.description} for stage in failure_kinds.Stage],
+    }
+    if namespaces is not None:
+        data["namespaces"] = {server: sorted(kinds) for server, kinds in sorted(namespaces.items())}
+    return data
+
+
+def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
+    """A JSON Schema (2020-12) for one failure kind's value: a registered kind, a declared kind of a
+    declared server, or a well-formed ``<server>:<kind>`` of a server that declares nothing."""
+    import failure_kinds
+    from failure_kinds._runtime import NAMESPACED_PATTERN
+
+    declared = namespaces or {}
+    alternatives: list[dict[str, object]] = [
+        {"title": "registered kind", "enum": [kind.value for kind in failure_kinds.FailureKind]}
+    ]
+    if declared:
+        kinds = sorted(f"{server}:{kind}" for server, members in declared.items() for kind in members)
+        alternatives.append({"title": "declared namespaced kind", "enum": kinds})
+    # Server names are [a-z][a-z0-9_]*, so they mean the same as written in any regular expression
+    # dialect; the lookahead keeps a declared server's undeclared kinds out.
+    guard = f"(?!(?:{'|'.join(sorted(declared))}):)" if declared else ""
+    alternatives.append(
+        {
+            "title": "namespaced kind of an undeclared server",
+            "pattern": f"^{guard}{NAMESPACED_PATTERN.pattern}$",
+        }
+    )
+    return {
+        "$schema": SCHEMA_DIALECT,
+        "title": "failure kind",
+        "description": f"A failure kind of failure-kinds {failure_kinds.__version__}: why a rollout failed.",
+        "type": "string",
+        "anyOf": alternatives,
+    }
+
+
+def read_export(path: str) -> dict[str, object]:
+    """The export in the file ``path``, checked for the fields a comparison reads. Raises ExportError."""
+    from failure_kinds._display import shown_text
+
+    shown = shown_text(path, 200)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(READ_LIMIT + 1)
+    except (OSError, ValueError) as error:
+        raise ExportError(f"{shown}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > READ_LIMIT:
+        raise ExportError(f"{shown}: larger than {READ_LIMIT // (1024 * 1024)} MiB; not an export")
+    try:
+        export = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ExportError(f"{shown}: not UTF-8; not an export") from None
+    except (ValueError, RecursionError) as error:
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+        raise ExportError(f"{shown}: not JSON ({reason}); not an export") from None
+    problem = _problem(export)
+    if problem is not None:
+        raise ExportError(f"{shown}: not a failure-kinds export: {problem}")
+    assert isinstance(export, dict)
+    return export  # pyright: ignore[reportUnknownVariableType]
+
+
+def _problem(export: object) -> str | None:
+    """What keeps ``export`` from being one, or None."""
+    if not isinstance(export, dict):
+        return "the top level is not an object"
+    if export.get("format") != FORMAT:  # pyright: ignore[reportUnknownMemberType]
+        return f"format {shown_value(export.get('format'))} is not {FORMAT}"  # pyright: ignore[reportUnknownMemberType]
+    required = {
+        "kinds": {"value": str, "name": str, "replaced_by": (str, type(None))},
+        "stages": {"value": str},
+        "older_labels": {"label": str, "replacement": (str, type(None))},
+    }
+    for section, fields in required.items():
+        items = export.get(section)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(items, list):
+            return f"{section} is not a list"
+        key = next(iter(fields))
+        seen: set[str] = set()
+        for index, item in enumerate(items):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            if not isinstance(item, dict):
+                return f"{section}[{index}] is not an object"
+            for field, types in fields.items():
+                if not isinstance(item.get(field), types):  # pyright: ignore[reportUnknownMemberType]
+                    return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
+            identity = item[key]
+            if identity in seen:
+                return f"{section}[{index}].{key} {shown_value(identity)} is listed twice"
+            seen.add(identity)  # pyright: ignore[reportUnknownArgumentType]
+    names = [kind["name"] for kind in export["kinds"]]  # pyright: ignore[reportUnknownVariableType]
+    if len(set(names)) != len(names):  # pyright: ignore[reportUnknownArgumentType]
+        return "two kinds have the same name"
+    return None
+
+
+def _type_names(types: type | tuple[type, ...]) -> str:
+    names = {str: "string", type(None): "null"}
+    members = types if isinstance(types, tuple) else (types,)
+    return " or ".join(names.get(member, member.__name__) for member in members)
+
+
+def shown_value(value: object) -> str:
+    from failure_kinds._display import shown
+
+    return shown(value, 80)
+
+
+def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:
+    """What changed from the export ``old`` to the export ``new``, one line each, and whether ``new``
+    is compatible with ``old`` (nothing removed or re-valued)."""
+    lines: list[str] = []
+    compatible = True
+    old_kinds, new_kinds = _by(old, "kinds", "value"), _by(new, "kinds", "value")
+    old_names = {str(kind["name"]): value for value, kind in old_kinds.items()}
+    new_names = {str(kind["name"]): value for value, kind in new_kinds.items()}
+    revalued = {name for name in old_names.keys() & new_names.keys() if old_names[name] != new_names[name]}
+    for name in sorted(revalued):
+        lines.append(f"re-valued kind {name}: {old_names[name]!r} -> {new_names[name]!r}")
+        compatible = False
+    moved = {old_names[name] for name in revalued} | {new_names[name] for name in revalued}
+    for value, kind in old_kinds.items():
+        if value not in new_kinds and value not in moved:
+            lines.append(f"removed kind {value} ({kind['name']})")
+            compatible = False
+    for value, kind in new_kinds.items():
+        if value not in old_kinds and value not in moved:
+            lines.append(f"added kind {value} ({kind['name']})")
+        earlier = old_kinds.get(value)
+        before = earlier.get("replaced_by") if earlier is not None else None
+        after = kind.get("replaced_by")
+        if after is not None and after != before:
+            lines.append(f"deprecated kind {value}: use {after}")
+        elif after is None and before is not None:
+            lines.append(f"kind {value} is no longer deprecated")
+    old_stages, new_stages = _by(old, "stages", "value"), _by(new, "stages", "value")
+    for value in old_stages.keys() - new_stages.keys():
+        lines.append(f"removed stage {value}")
+        compatible = False
+    lines.extend(f"added stage {value}" for value in new_stages.keys() - old_stages.keys())
+    old_labels, new_labels = _by(old, "older_labels", "label"), _by(new, "older_labels", "label")
+    for label in old_labels.keys() - new_labels.keys():
+        lines.append(f"removed older label {label}")
+        compatible = False
+    for label, entry in new_labels.items():
+        replacement = entry.get("replacement")
+        if label not in old_labels:
+            target = "no single replacement" if replacement is None else f"replaced by {replacement}"
+            lines.append(f"added older label {label} ({target})")
+        elif old_labels[label].get("replacement") != replacement:
+            lines.append(
+                f"older label {label}: replacement {old_labels[label].get('replacement')} -> {replacement}"
+            )
+    return _ordered(lines), compatible
+
+
+def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[str, object]]:
+    items = export.get(section)
+    assert isinstance(items, list)
+    return {str(item[key]): item for item in items}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _ordered(lines: list[str]) -> list[str]:
+    """Incompatible changes first, then the rest, each group in a stable order."""
+    first = ("re-valued ", "removed ")
+    return sorted(lines, key=lambda line: (not line.startswith(first), line))
