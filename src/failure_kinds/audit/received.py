@@ -11,7 +11,9 @@ unregistered``. A partial that passes always makes a report that renders.
 
 from __future__ import annotations
 
+import copy
 import re
+from typing import cast  # typing is costly to import: this module is loaded only to read partials back
 
 from .errors import AuditError
 from .settings import (
@@ -101,15 +103,27 @@ def check_partial(data: object) -> None:
         raise _wrong("servers", f"count {servers.total} records, not the {namespaced} namespaced ones")
 
 
+# The settings last checked, as JSON and built: every partial of one audit has the same ones, and with
+# thousands of declared kinds checking them again for each of thousands of partials would cost the most.
+_last_settings: tuple[dict[str, object], AuditSettings] | None = None
+
+
 def _settings(data: object) -> AuditSettings:
+    global _last_settings
     fields = _object(data, "settings", SETTINGS_KEYS)
+    last = _last_settings
+    # Equal JSON is equal settings, but for numbers: True == 1, so their types are checked anew.
+    if last is not None and fields == last[0]:
+        for key in ("distinct_limit", "value_chars", "line_bytes"):
+            _count(fields[key], f"settings.{key}")
+        return last[1]
     field = _text(fields["field"], "settings.field")
     if not all(field.split(".")):
         raise _wrong("settings.field", "has an empty segment")
-    aliases = _object(fields["aliases"], "settings.aliases")
+    aliases = _object(fields["aliases"], "settings.aliases", string_keys=True)
     for old, new in aliases.items():
         _text(new, f"settings.aliases[{old!r}]")
-    namespaces = _object(fields["namespaces"], "settings.namespaces")
+    namespaces = _object(fields["namespaces"], "settings.namespaces", string_keys=True)
     for server, kinds in namespaces.items():
         for index, kind in enumerate(_list(kinds, f"settings.namespaces[{server!r}]")):
             _text(kind, f"settings.namespaces[{server!r}][{index}]")
@@ -122,6 +136,7 @@ def _settings(data: object) -> AuditSettings:
         check_aliases(settings.aliases)
     except AuditError as error:
         raise _wrong("settings.aliases", str(error)) from None
+    _last_settings = (copy.deepcopy(fields), settings)
     return settings
 
 
@@ -158,39 +173,34 @@ class _Tally:
         self.capped = frozenset({SERVER}) if self.servers else CAPPED
         self._cut: dict[str, str] | None = None  # cut key -> the category it must have
         fields = _object(data, where, TALLY_KEYS)
-        pinned = {
-            _text(key, f"{where}.pinned[{index}]")
-            for index, key in enumerate(_list(fields["pinned"], f"{where}.pinned"))
-        }
-        for index, key in enumerate(_list(fields["uncertain"], f"{where}.uncertain")):
-            _text(key, f"{where}.uncertain[{index}]")
+        pinned = set(_texts(fields["pinned"], f"{where}.pinned"))
+        _texts(fields["uncertain"], f"{where}.uncertain")
         self.totals: dict[str, int] = {}
         kept: dict[str, int] = {}
         seen: set[str] = set()
+        limit = settings.value_chars
         for extra, name in ((False, "kept"), (True, "extras")):
             for index, entry in enumerate(_list(fields[name], f"{where}.{name}")):
-                at = f"{where}.{name}[{index}]"
-                items = _list(entry, at)
-                if len(items) != 4:
-                    raise _wrong(at, "not [key, count, category, first location]")
-                key = self._key(items[0], f"{at}[0]")
+                # Most entries are plain: checked without naming them, which costs more than the check.
+                quick = _plain_entry(entry, limit, lines)
+                if quick is None or self._wrong_category(*quick):
+                    key, count, category = self._entry(entry, f"{where}.{name}[{index}]", lines)
+                else:
+                    key, count, category = quick
                 if key in seen:
-                    raise _wrong(f"{at}[0]", f"{_shown(key)} is counted twice")
+                    raise _wrong(f"{where}.{name}[{index}][0]", f"{_shown(key)} is counted twice")
                 seen.add(key)
-                count = _count(items[1], f"{at}[1]")
-                if not count:
-                    raise _wrong(f"{at}[1]", "a kept key is counted at least once")
-                category = self._category(key, items[2], f"{at}[2]")
-                _location(items[3], f"{at}[3]", lines)
                 if extra:
                     if category not in self.capped or key not in pinned:
+                        at = f"{where}.{name}[{index}]"
                         raise _wrong(at, "an extra key is a pinned key of a capped category")
                 elif category in self.capped:
                     kept[category] = kept.get(category, 0) + 1
                     if kept[category] > settings.distinct_limit:
+                        at = f"{where}.{name}[{index}]"
                         raise _wrong(at, f"more than {settings.distinct_limit} {category} keys kept")
                 self.totals[category] = self.totals.get(category, 0) + count
-        for category, entry in _object(fields["overflow"], f"{where}.overflow").items():
+        for category, entry in _object(fields["overflow"], f"{where}.overflow", string_keys=True).items():
             at = f"{where}.overflow[{category!r}]"
             if category not in self.capped:
                 raise _wrong(at, "not a capped category")
@@ -208,6 +218,22 @@ class _Tally:
 
     def total_of(self, category: str) -> int:
         return self.totals.get(category, 0)
+
+    def _wrong_category(self, key: str, count: int, category: str) -> bool:
+        return category != SERVER if self.servers else category != self.settings.category(key)
+
+    def _entry(self, entry: object, at: str, lines: list[int]) -> tuple[str, int, str]:
+        """Key, count and category of a kept or extra entry, every part checked and named."""
+        items = _list(entry, at)
+        if len(items) != 4:
+            raise _wrong(at, "not [key, count, category, first location]")
+        key = self._key(items[0], f"{at}[0]")
+        count = _count(items[1], f"{at}[1]")
+        if not count:
+            raise _wrong(f"{at}[1]", "a kept key is counted at least once")
+        category = self._category(key, items[2], f"{at}[2]")
+        _location(items[3], f"{at}[3]", lines)
+        return key, count, category
 
     def _key(self, value: object, where: str) -> str:
         key = _text(value, where)
@@ -247,15 +273,40 @@ class _Tally:
         return category
 
 
-def _object(value: object, where: str, keys: tuple[str, ...] = ()) -> dict[str, object]:
+def _plain_entry(entry: object, limit: int, lines: list[int]) -> tuple[str, int, str] | None:
+    """Key, count and category of an entry whose parts all have their types and ranges, its key not cut;
+    else None (category not checked)."""
+    if type(entry) is not list:
+        return None
+    items = cast("list[object]", entry)
+    if len(items) != 4:
+        return None
+    key, count, category, first = items
+    if type(key) is not str or len(key) > limit or type(category) is not str:
+        return None
+    if type(count) is not int or not 0 < count <= MAX_COUNT or type(first) is not list:
+        return None
+    location = cast("list[object]", first)
+    if len(location) != 2:
+        return None
+    index, line = location
+    if type(index) is not int or type(line) is not int or not 0 <= index < len(lines):
+        return None
+    return (key, count, category) if 0 < line <= lines[index] else None
+
+
+def _object(
+    value: object, where: str, keys: tuple[str, ...] = (), *, string_keys: bool = False
+) -> dict[str, object]:
+    """``value`` as an object with every one of ``keys``; with ``string_keys``, every key a string (JSON
+    gives nothing else, a dict handed over directly might): needed only where the keys are read."""
     if not isinstance(value, dict):
         raise _wrong(where, f"expected an object, got {_type(value)}")
-    from typing import cast  # here: typing is costly to import, and only a partial read back needs it
-
     fields = cast("dict[object, object]", value)
-    for key in fields:
-        if not isinstance(key, str):
-            raise _wrong(where, f"a key is {_type(key)}, not a string")
+    if string_keys:
+        for key in fields:
+            if type(key) is not str:
+                raise _wrong(where, f"a key is {_type(key)}, not a string")
     for key in keys:
         if key not in fields:
             raise _wrong(f"{where}.{key}" if where else key, "missing")
@@ -265,9 +316,15 @@ def _object(value: object, where: str, keys: tuple[str, ...] = ()) -> dict[str, 
 def _list(value: object, where: str) -> list[object]:
     if not isinstance(value, list | tuple):
         raise _wrong(where, f"expected a list, got {_type(value)}")
-    from typing import cast
-
     return list(cast("list[object]", value))
+
+
+def _texts(value: object, where: str) -> list[str]:
+    items = _list(value, where)
+    if not all(type(item) is str for item in items):
+        for index, item in enumerate(items):
+            _text(item, f"{where}[{index}]")
+    return cast("list[str]", items)
 
 
 def _text(value: object, where: str) -> str:
