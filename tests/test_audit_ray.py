@@ -99,6 +99,38 @@ def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster:
     ]
 
 
+def test_every_error_is_reported_as_the_local_run_reports_it(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory that cannot be listed, a missing file, a .gz file that is not gzip and a truncated
+    gzip file: Ray names each with the local run's words (the planned task's error travels with it)."""
+    import failure_kinds.audit.sources as sources
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
+    (tmp_path / "plain.jsonl.gz").write_bytes(b'{"failure_kind": "cancelled"}\n')
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(b'{"failure_kind": "cancelled"}\n' * 50)[:-30])
+    scandir = os.scandir
+
+    def refusing(folder: str) -> object:  # root may list any directory: refused as it is for others
+        if str(folder) == str(locked):
+            raise PermissionError(13, "Permission denied", str(folder))
+        return scandir(folder)
+
+    monkeypatch.setattr(sources.os, "scandir", refusing)
+    inputs = [str(locked), str(tmp_path / "missing.jsonl"), str(tmp_path / "plain.jsonl.gz")]
+    inputs.append(str(tmp_path / "cut.jsonl.gz"))
+    local = audit(inputs, jobs=1)
+    assert [file.error is not None for file in local.files] == [True] * 4
+    assert local.files[0].error == "permission denied"
+    on_ray = audit(inputs, ray="")
+    assert [(file.path, file.error) for file in on_ray.files] == [
+        (file.path, file.error) for file in local.files
+    ]
+    assert render_json(on_ray) == render_json(local)
+
+
 def test_the_command_shows_progress_on_a_terminal(cluster: str, dataset: Path) -> None:
     leader, follower = pty.openpty()
     try:
