@@ -306,3 +306,12 @@ def test_what_no_real_partial_holds_is_a_value_error_naming_the_field(change: An
 def test_what_is_not_a_partial_at_all_is_a_value_error(data: object) -> None:
     with pytest.raises(ValueError, match=r"^partial report: "):
         PartialReport.from_json(data)  # type: ignore[arg-type]
+
+
+def test_an_error_read_back_is_shown_escaped() -> None:
+    data = example()
+    data["files"][0]["error"] = "cannot read\nfailure-kinds audit: forged line\x1b[31m"
+    text = render_text(PartialReport.from_json(data).report())
+    assert "\x1b" not in text
+    assert "\nfailure-kinds audit: forged" not in text
+    assert "error: cannot read\\x0afailure-kinds audit: forged line\\x1b[31m" in text

@@ -139,7 +139,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         shown_paths = [printable(file.path) for file in listed]
         path_width = max(len(path) for path in shown_paths)
         for path, file in zip(shown_paths, listed, strict=True):
-            status = plural(file.records, "record") + (f", error: {file.error}" if file.error else "")
+            status = plural(file.records, "record") + (f", error: {_error(file.error)}" if file.error else "")
             lines.append(f"  {path:<{path_width}}  {status}")
         unlisted = len(report.files) - len(listed)
         if unlisted:
@@ -149,6 +149,13 @@ def render_text(report: Report, bar_character: str = "#") -> str:
                 "--format json lists every file)"
             )
     return "\n".join(lines) + "\n"
+
+
+def _error(message: str) -> str:
+    """Why a file failed, escaped: the words may come from another machine (a partial read back)."""
+    from failure_kinds._display import escape
+
+    return escape(message)
 
 
 def _row_label(row: KindRow) -> str:
