@@ -26,6 +26,7 @@ from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip
 from .tasks import (
     GZIP,
     LINES,
+    MIN_CHUNK_BYTES,
     PARQUET,
     STREAM,
     OrderedMerge,
@@ -57,6 +58,7 @@ INSTALL_HINT: Final = (
 SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
+RAY_BATCHES: Final = 64
 
 
 def is_uri(path: str) -> bool:
@@ -102,8 +104,12 @@ def audit_ray(
                 f"{_option(address)}: cannot connect to a Ray cluster ({_first_sentence(error)})"
             ) from None
         started = True
+    # Small files go in batches of at most a range's size, and in at least RAY_BATCHES batches when
+    # there is that much to read, so every CPU of a cluster gets some of 20,000 shards.
+    total = sum(task.size for task in tasks)
+    batch_bytes = min(chunk_bytes or RAY_CHUNK_BYTES, max(MIN_CHUNK_BYTES, total // RAY_BATCHES))
     try:
-        return audit_tasks(tasks, settings, _ray_runner(fast), progress, chunk_bytes or RAY_CHUNK_BYTES)
+        return audit_tasks(tasks, settings, _ray_runner(fast), progress, batch_bytes)
     finally:
         if started:
             ray.shutdown()
