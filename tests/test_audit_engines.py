@@ -464,3 +464,27 @@ def test_the_command_names_a_file_changed_while_workers_read_it_and_exits_2(tmp_
     assert result.returncode == 2
     assert result.stderr == f"failure-kinds audit: {path}: {changed_error('grown')}\n"
     assert "appended_kind" not in result.stdout
+
+
+@needs("pyarrow")
+@pytest.mark.parametrize("change", ["truncated", "grown", "rewritten"])
+def test_a_remote_file_changed_after_planning_is_named(tmp_path: Path, change: str) -> None:
+    """A file:// URI, read through pyarrow's filesystem as a Ray task reads it: its size and modification
+    time are checked as a local file's identity is."""
+    from failure_kinds.audit import ray_engine
+
+    path = tmp_path / "day1.jsonl"
+    write_log(path, "sesion_lost")
+    planned = ray_engine._plan_all([f"file://{path}"], [], 2048)
+    assert len(planned) > 3
+    change_file(path, change)
+    audit_settings = settings_for("failure_kind")
+
+    def remote(task: tasks_module.Task) -> PartialReport:
+        return ray_engine.run_remote_task(task, audit_settings, None, True)
+
+    merge_in_order = OrderedMerge()
+    for index, batch in enumerate(batched(planned, 0)):
+        merge_in_order.add(index, tasks_module.run_batch(batch, audit_settings, None, True, remote))
+    report = merge_in_order.result(audit_settings).report()
+    assert [(file.records, file.error) for file in report.files] == [(0, changed_error(change))]

@@ -29,11 +29,13 @@ from .tasks import (
     MIN_CHUNK_BYTES,
     PARQUET,
     STREAM,
+    Identity,
     OrderedMerge,
     Task,
     audit_tasks,
     batch_json,
     batch_size,
+    changed_error,
     line_starts,
     packed,
     plan,
@@ -219,14 +221,35 @@ def _plan_remote_file(filesystem: Any, shown: str, name: str, chunk_bytes: int) 
             for first, stop, size in row_group_runs(name, filesystem=filesystem)
         ]
     try:
-        size = int(filesystem.get_file_info(name).size or 0)
+        identity = _remote_identity(filesystem, name)
+        size = identity.size
         with filesystem.open_input_file(name) as file:
             if is_gzip(name, bytes(file.read(len(GZIP_MAGIC)))):
-                return [Task(0, GZIP, shown, shown, 0, None, size)]
+                return [Task(0, GZIP, shown, shown, 0, None, size, None, identity)]
             starts = line_starts(file, size, chunk_bytes)
     except Exception:
         return [Task(0, LINES, shown, shown, 0, None, 0)]
-    return [Task(0, LINES, shown, shown, start, stop, length) for start, stop, length in ranges(starts, size)]
+    return [
+        Task(0, LINES, shown, shown, start, stop, length, None, identity)
+        for start, stop, length in ranges(starts, size)
+    ]
+
+
+def _remote_identity(filesystem: Any, name: str) -> Identity:
+    """What a remote filesystem says of a file: its size and modification time (no device or inode)."""
+    info: Any = filesystem.get_file_info(name)
+    return Identity(None, 0, int(info.size or 0), int(info.mtime_ns or 0))
+
+
+def _remote_change(task: Task, filesystem: Any, path: str) -> str | None:
+    """How the remote file differs from the one planned on (see tasks.Identity), or None."""
+    if task.identity is None:
+        return None
+    try:
+        found = _remote_identity(filesystem, path)
+    except Exception:
+        return "removed"
+    return task.identity.compare(None, None, found.size, found.modified)
 
 
 def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
@@ -247,6 +270,10 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
         )
     partial = PartialReport(settings, pins, fast)
     partial.start_file(task.display, continuation=task.start > 0)
+    change = _remote_change(task, filesystem, path)
+    if change is not None:
+        partial.add_error(changed_error(change))
+        return partial
     try:
         raw: Any = filesystem.open_input_file(path)
     except OSError as error:
@@ -260,6 +287,9 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
         partial.add_error(describe_read_error(error))
         return partial
     count_input(partial, data, None if task.stop is None else task.stop - task.start)
+    change = _remote_change(task, filesystem, path)
+    if change is not None:
+        partial.add_error(changed_error(change))
     return partial
 
 

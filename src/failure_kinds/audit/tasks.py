@@ -80,13 +80,20 @@ class Identity:
 
     def change(self, status: os.stat_result) -> str | None:
         """How the file whose status is ``status`` differs from the one planned on; None: it does not."""
-        if status.st_ino != self.inode or (self.device is not None and status.st_dev != self.device):
+        return self.compare(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def compare(self, device: int | None, inode: int | None, size: int, modified: int) -> str | None:
+        """``change`` for what a filesystem says of a file (None: it does not say; a remote file has no
+        inode)."""
+        if inode is not None and inode != self.inode:
             return "replaced"
-        if status.st_size < self.size:
+        if device is not None and self.device is not None and device != self.device:
+            return "replaced"
+        if size < self.size:
             return "truncated"
-        if status.st_size > self.size:
+        if size > self.size:
             return "grown"
-        if status.st_mtime_ns != self.modified:
+        if modified != self.modified:
             return "rewritten"
         return None
 
