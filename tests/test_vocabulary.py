@@ -14,7 +14,7 @@ import failure_kinds
 from failure_kinds import FailureKind
 
 # Written out from the API document on purpose: the enum must reproduce it, not define it.
-SPEC = {
+SEED = {
     "AGENT_COMMAND_NOT_ALLOWED": "agent_command_not_allowed",
     "AGENT_REQUEST_FAILED": "agent_request_failed",
     "AGENT_RUN_ERROR": "agent_run_error",
@@ -38,6 +38,13 @@ SPEC = {
     "TRANSPORT_UNREACHABLE": "transport_unreachable",
     "VERIFIER_ERROR": "verifier_error",
 }
+# The names later versions of the vocabulary added, each first released in 0.3.0.
+LATER = {
+    "AGENT_NO_GENERATION": "agent_no_generation",
+    "ENVIRONMENT_SERVER_FAILED": "environment_server_failed",
+    "PROTOCOL_VIOLATION": "protocol_violation",
+}
+SPEC = SEED | LATER
 
 
 def test_enum_members_are_exactly_the_spec() -> None:
@@ -143,6 +150,7 @@ def test_domains_group_kinds_in_enum_order() -> None:
     assert list(domains) == [
         "transport",
         "agent",
+        "environment",
         "judge",
         "verifier",
         "provider",
@@ -152,6 +160,8 @@ def test_domains_group_kinds_in_enum_order() -> None:
         "cohort",
     ]
     assert domains["lifecycle"] == ["cancelled", "kill_shaped", "shutdown"]
-    assert all(
-        value.startswith(domain) for domain in domains if domain != "lifecycle" for value in domains[domain]
-    )
+    # protocol_violation is the one name without its domain's prefix, as upstream groups it.
+    assert domains["environment"] == ["environment_server_failed", "protocol_violation"]
+    prefixed = {domain: values for domain, values in domains.items() if domain != "lifecycle"}
+    prefixed["environment"] = ["environment_server_failed"]
+    assert all(value.startswith(f"{domain}_") for domain, values in prefixed.items() for value in values)

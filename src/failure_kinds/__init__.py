@@ -7,17 +7,22 @@ what to tell a person, belong to the occurrence (the failure record and ``failur
 on a name goes stale the moment one caller wants to retry what another does not. Names are low cardinality
 on purpose, safe as a metric label or a span dimension; ``failure_reason`` never is.
 
-``import failure_kinds`` loads only the standard library (not even :mod:`typing`) and stays cheap: the
-runtime state is in ``_runtime``; suggestions and the display of values load when a warning is written.
-The precise static types live in the generated ``__init__.pyi`` shipped beside this file.
+A released kind is never removed or re-valued. A member records the release it first appeared in (a third
+element, "0.1.0" when left out); a later release deprecates one with a fourth, its replacement's value: it
+stays registered, and validate_failure_kind and every tool name the replacement.
+
+``import failure_kinds`` loads only the standard library (not even :mod:`typing`) and stays cheap. The
+runtime state is in ``_runtime``; suggestions and the display of values load when a warning is written, the
+older labels (:mod:`failure_kinds.history`) for a value neither registered nor namespaced, the stages and
+typing names (``_deferred``) on first use. Static types are in the generated ``__init__.pyi`` beside this.
 """
 
 import enum
 
 import failure_kinds._runtime as _runtime
 
-# Names used only in annotations come in for type checkers alone, in string annotations, so importing this
-# module costs neither typing nor __future__. Type checkers read users' types from the generated stub.
+# Names used only in (string) annotations, for type checkers alone: importing this costs neither typing nor
+# __future__. Type checkers read users' types from the generated stub.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
     # Unbounded: validate_failure_kind takes anything a boundary hands it and returns it as it came.
     _T = TypeVar("_T")
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 class FailureKind(enum.StrEnum):
@@ -34,11 +39,13 @@ class FailureKind(enum.StrEnum):
 
     _value_: str
     _description: str
+    _since: str
+    _replacement: str
 
-    def __new__(cls, value: str, description: str) -> "Self":
+    def __new__(cls, value: str, description: str, since: str = "0.1.0", replacement: str = "") -> "Self":
         member = str.__new__(cls, value)
         member._value_ = value
-        member._description = description
+        member._description, member._since, member._replacement = description, since, replacement
         return member
 
     @property
@@ -47,18 +54,27 @@ class FailureKind(enum.StrEnum):
         return self._description
 
     @property
+    def since(self) -> str:
+        """The package version this kind first appeared in."""
+        return self._since
+
+    @property
+    def replaced_by(self) -> "FailureKind | None":
+        """The kind to write instead, when this one is deprecated (it stays registered); None otherwise."""
+        return FailureKind(self._replacement) if self._replacement else None  # type: ignore[call-arg]
+
+    @property
     def domain(self) -> str:
-        """The part of a rollout the failure belongs to: the name's first word, except that the three
-        kinds about the life of the process (cancelled, kill_shaped, shutdown) share ``lifecycle``."""
+        """The part of a rollout the failure belongs to: the name's first word, except that cancelled,
+        kill_shaped and shutdown share ``lifecycle`` and protocol_violation is ``environment``'s."""
         if self in (FailureKind.CANCELLED, FailureKind.KILL_SHAPED, FailureKind.SHUTDOWN):
             return "lifecycle"
-        return self.value.partition("_")[0]
+        return "environment" if self is FailureKind.PROTOCOL_VIOLATION else self.value.partition("_")[0]
 
     # The connection to a peer (model server, environment, judge) failed below the application.
     TRANSPORT_UNREACHABLE = (
         "transport_unreachable",
-        "The peer could not be reached at all: the connection was refused, the name did not resolve or "
-        "there was no route to it.",
+        "The peer could not be reached at all: connection refused, name not resolved or no route to it.",
     )
     TRANSPORT_PEER_DROP = (
         "transport_peer_drop",
@@ -70,8 +86,7 @@ class FailureKind(enum.StrEnum):
     )
     TRANSPORT_LOCAL_RESOURCE = (
         "transport_local_resource",
-        "The local side ran out of something it needed to make the request, such as file descriptors, "
-        "ports or connection-pool slots.",
+        "The local side ran out of what the request needed, such as file descriptors, ports or pool slots.",
     )
 
     # The agent driving the rollout.
@@ -88,6 +103,19 @@ class FailureKind(enum.StrEnum):
         "The agent's own code raised or exited abnormally while running the rollout.",
     )
     AGENT_TIMEOUT = ("agent_timeout", "The agent did not finish the rollout within its time limit.")
+    AGENT_NO_GENERATION = ("agent_no_generation", "The agent produced no generation at all.", "0.3.0")
+
+    # The environment server running one episode attempt.
+    ENVIRONMENT_SERVER_FAILED = (
+        "environment_server_failed",
+        "The environment server failed while running the episode, with an error of its own.",
+        "0.3.0",
+    )
+    PROTOCOL_VIOLATION = (
+        "protocol_violation",
+        "A party to the episode broke its protocol: a malformed, missing or out-of-order message.",
+        "0.3.0",
+    )
 
     # Scoring.
     JUDGE_FAILED = (
@@ -114,8 +142,7 @@ class FailureKind(enum.StrEnum):
     )
     PROVIDER_UNAVAILABLE = (
         "provider_unavailable",
-        "The provider could not supply an environment: it was down, overloaded or answered with a "
-        "server error.",
+        "The provider could not supply an environment: it was down, overloaded or gave a server error.",
     )
 
     # The environment session a rollout holds while it runs.
@@ -136,8 +163,7 @@ class FailureKind(enum.StrEnum):
     CANCELLED = ("cancelled", "The rollout was cancelled by its caller before it finished.")
     KILL_SHAPED = (
         "kill_shaped",
-        "The rollout's process ended the way a kill ends it (such as SIGKILL or exit status 137) and no "
-        "other cause was recorded.",
+        "The rollout's process ended as a kill ends it (SIGKILL, status 137); no other cause was recorded.",
     )
     SHUTDOWN = ("shutdown", "The rollout was interrupted because the service running it was shutting down.")
 
@@ -157,20 +183,17 @@ FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
 OTHER_LABEL = "_other"
 """The metric label :func:`metric_label` gives any value that has no label of its own."""
 
-# The runtime state lives in _runtime; these names are the seed's, which upstream tests use as they are.
-_runtime.register(tuple(kind.value for kind in FailureKind))
-_NAME_PATTERN = _runtime.NAME_PATTERN
-_NAMESPACED_PATTERN = _runtime.NAMESPACED_PATTERN
-_WARNED_UNKNOWN = _runtime.WARNED
-logger = _runtime.logger
-_SILENT = _runtime.SILENT
-_LABELS = _runtime.LABELS
-_OBSERVERS = _runtime.OBSERVERS
+# The runtime state lives in _runtime. The first four names are the seed's, which upstream tests use as they
+# are; the last three save validate_failure_kind an attribute lookup per call.
+_runtime.register([(kind.value, kind.replaced_by and kind.replaced_by.value) for kind in FailureKind])
+_NAME_PATTERN, _NAMESPACED_PATTERN = _runtime.NAME_PATTERN, _runtime.NAMESPACED_PATTERN
+_WARNED_UNKNOWN, logger = _runtime.WARNED, _runtime.logger
+_SILENT, _LABELS, _OBSERVERS = _runtime.SILENT, _runtime.LABELS, _runtime.OBSERVERS
 
 
 def is_registered(name: object) -> bool:
     """Whether ``name`` is part of the shared vocabulary. Never raises."""
-    return _runtime.category(name) == "registered"
+    return _runtime.plain(name) in _runtime.REGISTERED_SET
 
 
 def is_namespaced(name: object) -> bool:
@@ -180,21 +203,14 @@ def is_namespaced(name: object) -> bool:
 
 
 def namespaced(server: str, kind: str) -> str:
-    """Build the namespaced kind ``"<server>:<kind>"``.
+    """Build the namespaced kind ``"<server>:<kind>"``. Raises :class:`ValueError` naming the malformed
+    part when ``server`` or ``kind`` does not match ``[a-z][a-z0-9_]*``."""
+    text = f"{_runtime.plain(server)}:{_runtime.plain(kind)}"  # a part that is not a str reads "None"
+    if _NAMESPACED_PATTERN.fullmatch(text) is None:
+        from failure_kinds._arguments import refuse_namespaced
 
-    Raises :class:`ValueError` naming the malformed part when ``server`` or ``kind`` does not match
-    ``[a-z][a-z0-9_]*``.
-    """
-    for part, value in (("server", server), ("kind", kind)):
-        text = _runtime.plain(value)  # checked although annotated: untyped callers exist
-        if text is None or _NAME_PATTERN.fullmatch(text) is None:
-            from failure_kinds._display import shown
-
-            pattern = _NAME_PATTERN.pattern
-            raise ValueError(
-                f"namespaced failure kind: the {part} part {shown(value)} does not match {pattern}"
-            )
-    return f"{_runtime.plain(server)}:{_runtime.plain(kind)}"
+        refuse_namespaced(server, kind)
+    return text
 
 
 def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
@@ -217,11 +233,11 @@ def validate_failure_kind(name: "_T") -> "_T":
     """Return ``name`` unchanged, warning once per unregistered value.
 
     Producers call this at their boundary. ``None``, registered and namespaced values pass silently;
-    anything else is logged once as a WARNING on the ``failure_kinds`` logger, with a suggestion where one
-    is close. A namespaced value of a server given to :func:`declare_namespace` passes only when its kind
-    was declared. It warns rather than raises so a component that still emits an old label stays visible
-    during migration: rejecting it would turn an observable wrong name into an invisible dropped failure.
-    It never raises, whatever it is given.
+    anything else is logged once as a WARNING on the ``failure_kinds`` logger: an older label or a
+    deprecated kind with its replacement, anything else with a suggestion where one is close. A namespaced
+    value of a server given to :func:`declare_namespace` passes only when its kind was declared. It warns
+    rather than raises so a component that still emits an old label stays visible during migration:
+    rejecting it would turn an observable wrong name into an invisible dropped failure. It never raises.
     """
     try:
         if name in _SILENT or (name in _WARNED_UNKNOWN and not _OBSERVERS):
@@ -229,25 +245,19 @@ def validate_failure_kind(name: "_T") -> "_T":
     except Exception:
         pass  # unhashable, or a raising __hash__ or __eq__: judged by its text or type below
     try:  # noqa: SIM105 - a try costs nothing here, contextlib.suppress a call per bad value
-        _runtime.note(name, _describe)
+        _runtime.note(name)
     except Exception:
         pass  # a warning is a courtesy: the producer's failure record matters more
     return name
 
 
-def _describe(name: object) -> str:
-    from failure_kinds._suggest import describe
-
-    return describe(name)
-
-
 def metric_label(name: object) -> str:
     """A label for ``name`` that keeps a metric's cardinality bounded. Never raises.
 
-    Registered and declared names are their own label, as a plain ``str``. So is a namespaced value of a
-    server that declared nothing, while it is at most 100 characters long and among the first 512 such
-    distinct values; any other value, including an undeclared kind of a declared server, is
-    :data:`OTHER_LABEL`.
+    Registered and declared names are their own label, as a plain ``str``, and an older label with a single
+    replacement has the replacement's. So has a namespaced value of a server that declared nothing its own,
+    while at most 100 characters long and among the first 512 such distinct values; any other value,
+    including an undeclared kind of a declared server, is :data:`OTHER_LABEL`.
     """
     try:  # the stored label, never ``name``: a str subclass equal to a label must not smuggle in its text
         label = _LABELS.get(name)
@@ -268,28 +278,23 @@ def suggest(name: object) -> str | None:
 
 
 def __getattr__(name: str) -> object:
-    # Built on first use: importing typing costs more than this whole module on Python 3.12 and later, and
-    # only introspection looks at them (type checkers read these names from the generated stub).
-    if name not in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind"):
+    # The typing names and the stages are built on first use (see _deferred); the older registry's names
+    # resolve from history, each older constant with a DeprecationWarning. Neither costs the import.
+    if name in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind", "FailureStage", "Stage"):
+        from failure_kinds._deferred import build
+
+        value = globals()[name] = build(name)
+        return value
+    if name.startswith("_"):  # a probe for a private or special name must not load history
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import typing
+    from failure_kinds.history import older_name
 
-    value: object
-    if name == "FailureKindName":
-        value = getattr(typing, "Literal")[tuple(kind.value for kind in FailureKind)]  # noqa: B009
-    elif name == "NamespacedFailureKind":
-        NamespacedFailureKind = typing.NewType("NamespacedFailureKind", str)
-        value = NamespacedFailureKind
-    else:
-        both = (__getattr__("FailureKindName"), __getattr__("NamespacedFailureKind"))
-        value = getattr(typing, "Union")[both]  # noqa: B009
-    globals()[name] = value
-    return value
+    return older_name(name)
 
 
-# The constants come from the enum and the three typing names from __getattr__, so checkers cannot follow
-# this list; the generated stub spells it out.
+# The constants come from the enum and the typing names and stages from __getattr__, so checkers cannot
+# follow this list; the generated stub spells it out.
 __all__ = ["FAILURE_KINDS", "OTHER_LABEL", "FailureKind", *FailureKind.__members__]  # pyright: ignore[reportUnsupportedDunderAll]
-__all__ += ["AnyFailureKind", "FailureKindName", "NamespacedFailureKind"]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ += ["AnyFailureKind", "FailureKindName", "FailureStage", "NamespacedFailureKind", "Stage"]  # pyright: ignore[reportUnsupportedDunderAll]
 __all__ += ["declare_namespace", "is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
 __all__ += ["validate_failure_kind"]

@@ -22,6 +22,7 @@ logger = logging.getLogger("failure_kinds")
 
 REGISTERED: "tuple[str, ...]" = ()  # the registered names in enum order, set by register() at import
 REGISTERED_SET: "frozenset[str]" = frozenset()
+DEPRECATED: "dict[str, str]" = {}  # deprecated registered name -> the name that replaces it
 
 # Reported values: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms its warning),
 # a longer one by length, hash and start, anything else by its warning's text (which names its type).
@@ -53,12 +54,17 @@ OBSERVERS: "list[Callable[[object], object]]" = []
 _lock = threading.RLock()
 
 
-def register(kinds: "tuple[str, ...]") -> None:
-    """Make ``kinds`` the registered names: silent, and their own labels. Called once, by the package."""
+def register(kinds: "Collection[tuple[str, str | None]]") -> None:
+    """Make ``kinds`` (each name with its replacement, None unless deprecated) the registered names: their
+    own labels, and silent unless deprecated. Called by the package, again by a test that deprecates one."""
     global REGISTERED, REGISTERED_SET, silent_limit
-    REGISTERED, REGISTERED_SET = kinds, frozenset(kinds)  # pyright: ignore[reportConstantRedefinition]
-    SILENT.update(kinds)
-    LABELS.update({kind: kind for kind in kinds})
+    REGISTERED = tuple(name for name, _ in kinds)  # pyright: ignore[reportConstantRedefinition]
+    REGISTERED_SET = frozenset(REGISTERED)  # pyright: ignore[reportConstantRedefinition]
+    DEPRECATED.clear()
+    DEPRECATED.update({name: replacement for name, replacement in kinds if replacement is not None})
+    SILENT.difference_update(DEPRECATED)
+    SILENT.update(REGISTERED_SET - DEPRECATED.keys())
+    LABELS.update({kind: kind for kind in REGISTERED})
     silent_limit = len(SILENT) + SILENT_CACHE_LIMIT
 
 
@@ -68,9 +74,10 @@ def plain(value: object) -> "str | None":
 
 
 def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
-    """``"registered"``, ``"namespaced"``, ``"undeclared"`` or ``"unregistered"``.
+    """``"registered"``, ``"namespaced"``, ``"undeclared"``, ``"legacy"`` or ``"unregistered"``.
 
-    ``"undeclared"`` is a well-formed namespaced value whose server is declared and whose kind is not.
+    ``"undeclared"`` is a well-formed namespaced value whose server is declared and whose kind is not;
+    ``"legacy"`` a label of the older registry that is not a current kind (see failure_kinds.history).
     ``namespaces`` maps servers to their kinds; None means the declarations made with declare_namespace.
     """
     text = plain(name)
@@ -79,7 +86,9 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
     if text in REGISTERED_SET:
         return "registered"
     if NAMESPACED_PATTERN.fullmatch(text) is None:
-        return "unregistered"
+        from failure_kinds.history import OLDER_LABELS
+
+        return "legacy" if text in OLDER_LABELS else "unregistered"
     server, _, kind = text.partition(":")
     declared = (DECLARED if namespaces is None else namespaces).get(server)
     if isinstance(declared, tuple) and len(declared) > 16:
@@ -99,31 +108,10 @@ _AS_SETS: "dict[int, tuple[tuple[str, ...], frozenset[str]]]" = {}
 
 def declare(server: str, kinds: "Iterable[str]") -> None:
     """declare_namespace's work; see its docstring for what it promises."""
-    from failure_kinds._display import shown, type_name
+    from failure_kinds._arguments import declaration
 
     global silent_limit, labelled_namespaced
-    text, pattern = plain(server), NAME_PATTERN.pattern
-    if text is None or NAME_PATTERN.fullmatch(text) is None:
-        raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
-    given: object = kinds  # checked although annotated: untyped callers exist
-    single = plain(given) is not None or isinstance(given, (bytes, bytearray))
-    try:
-        listed = None if single else list(kinds)
-    except TypeError:
-        listed = None
-    if listed is None:
-        wrong = f"the single value {shown(kinds)}; write [{shown(kinds)}]" if single else f"{shown(kinds)}"
-        wrong += "" if single else f" of type {type_name(kinds)}"
-        raise ValueError(f"declare_namespace: kinds must be an iterable of kind names, not {wrong}")
-    if not listed:
-        raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
-    declared: set[str] = set()
-    for kind in listed:
-        name = plain(kind)  # an environment's own StrEnum member counts as its value
-        if name is None or NAME_PATTERN.fullmatch(name) is None:
-            wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
-            raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
-        declared.add(name)
+    text, declared = declaration(server, kinds)
     prefix = text + ":"
     with _lock:
         before = DECLARED.get(text)
@@ -167,13 +155,14 @@ def passes(text: str) -> bool:
     return True
 
 
-def note(name: object, describe: "Callable[[object], str]") -> None:
-    """Tell the observers about ``name`` unless it passes silently, and warn about it once, in the words
-    of ``describe`` (which the package hands in, so suggestions load only when a warning is written)."""
+def note(name: object) -> None:
+    """Tell the observers about ``name`` unless it passes silently, and warn about it once."""
     global warned_overflow
     text = plain(name)
     if name is None or (text is not None and passes(text)):
         return
+    from failure_kinds._suggest import describe  # here: suggestions load only when a warning may be written
+
     for observer in OBSERVERS:
         try:  # noqa: SIM105 - as in validate_failure_kind: no call per value for contextlib.suppress
             observer(name)
@@ -217,8 +206,13 @@ def label(name: object) -> "str | None":
     if text is None or len(text) > LABEL_LENGTH:
         return None
     found = LABELS.get(text)
-    if found is not None or NAMESPACED_PATTERN.fullmatch(text) is None:
+    if found is not None:
         return found
+    if NAMESPACED_PATTERN.fullmatch(text) is None:
+        from failure_kinds.history import OLDER_LABELS
+
+        older = OLDER_LABELS.get(text)  # an older label with a single replacement counts as that kind
+        return None if older is None else older.replacement
     with _lock:
         if text in LABELS:
             return LABELS[text]

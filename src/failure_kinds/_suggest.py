@@ -176,9 +176,25 @@ def describe(name: object) -> str:
     text = _runtime.plain(name)
     if text is None:
         return f"failure kind is not a string: {shown(name)} of type {type_name(name)}"
+    found = _runtime.category(text)
+    if found == "registered":  # only a deprecated kind is registered and not silent
+        replacement = _runtime.DEPRECATED.get(text)
+        return f"deprecated failure kind {shown(text)}; use {replacement!r}"
+    if found == "legacy":
+        return older_label_warning(text)
     hint = suggest_any(text)
     suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
-    if _runtime.category(text) == "undeclared":
+    if found == "undeclared":
         server = text.partition(":")[0]
         return f"undeclared failure kind {shown(text)} in declared namespace {server!r}{suggestion}"
     return f"unregistered failure kind {shown(text)}{suggestion}"
+
+
+def older_label_warning(text: str) -> str:
+    """What the warning says of the older label ``text``: its replacement, or that it has none and why."""
+    from failure_kinds.history import OLDER_LABELS
+
+    older = OLDER_LABELS[text]  # a label of the table: safe to show as it is
+    if older.replacement is None:
+        return f"older failure kind label {text!r} without a single replacement: {older.note}"
+    return f"older failure kind label {text!r}; use {older.replacement!r}"

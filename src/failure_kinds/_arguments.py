@@ -1,0 +1,48 @@
+"""The argument checks of :func:`failure_kinds.namespaced` and :func:`failure_kinds.declare_namespace`,
+with the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it.
+"""
+
+from failure_kinds._display import shown, type_name
+from failure_kinds._runtime import NAME_PATTERN, plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def refuse_namespaced(server: object, kind: object) -> None:
+    """Raise the :class:`ValueError` that names the part of ``server:kind`` not matching the name pattern."""
+    for part, value in (("server", server), ("kind", kind)):
+        text = plain(value)  # checked although annotated: untyped callers exist
+        if text is None or NAME_PATTERN.fullmatch(text) is None:
+            pattern = NAME_PATTERN.pattern
+            raise ValueError(
+                f"namespaced failure kind: the {part} part {shown(value)} does not match {pattern}"
+            )
+
+
+def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
+    """``server`` and ``kinds`` as declare_namespace records them, as plain strings; raises its ValueError."""
+    text, pattern = plain(server), NAME_PATTERN.pattern
+    if text is None or NAME_PATTERN.fullmatch(text) is None:
+        raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
+    given: object = kinds  # checked although annotated: untyped callers exist
+    single = plain(given) is not None or isinstance(given, (bytes, bytearray))
+    try:
+        listed = None if single else list(kinds)
+    except TypeError:
+        listed = None
+    if listed is None:
+        wrong = f"the single value {shown(kinds)}; write [{shown(kinds)}]" if single else f"{shown(kinds)}"
+        wrong += "" if single else f" of type {type_name(kinds)}"
+        raise ValueError(f"declare_namespace: kinds must be an iterable of kind names, not {wrong}")
+    if not listed:
+        raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
+    declared: set[str] = set()
+    for kind in listed:
+        name = plain(kind)  # an environment's own StrEnum member counts as its value
+        if name is None or NAME_PATTERN.fullmatch(name) is None:
+            wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
+            raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
+        declared.add(name)
+    return text, declared

@@ -1,0 +1,29 @@
+"""The names of ``failure_kinds`` built on first use: its typing names and the :class:`Stage` enum.
+
+Importing :mod:`typing` costs more than the whole vocabulary module on Python 3.12 and later, and only
+introspection reads the typing names at run time (type checkers read them from the generated stub); the
+stages serve only the producers that record one. So ``import failure_kinds`` builds none of them, and its
+``__getattr__`` asks :func:`build` for each the first time it is looked up.
+"""
+
+import typing
+
+import failure_kinds
+
+
+def build(name: str) -> object:
+    """The value of the name ``name`` that ``failure_kinds.__getattr__`` defers, derived from the enums."""
+    if name == "FailureKindName":
+        return getattr(typing, "Literal")[tuple(kind.value for kind in failure_kinds.FailureKind)]  # noqa: B009
+    if name == "NamespacedFailureKind":
+        NamespacedFailureKind = typing.NewType("NamespacedFailureKind", str)
+        NamespacedFailureKind.__module__ = "failure_kinds"  # where users import it from, not this module
+        return NamespacedFailureKind
+    if name == "AnyFailureKind":
+        both = (failure_kinds.FailureKindName, failure_kinds.NamespacedFailureKind)
+        return getattr(typing, "Union")[both]  # noqa: B009
+    from failure_kinds._stages import Stage
+
+    if name == "FailureStage":
+        return getattr(typing, "Literal")[tuple(stage.value for stage in Stage)]  # noqa: B009
+    return Stage

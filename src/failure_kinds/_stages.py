@@ -1,0 +1,42 @@
+"""Where in an episode a failure happened: the :class:`Stage` vocabulary.
+
+A stage is independent of the failure's kind and of any retry policy: ``transport_timeout`` may happen at
+admission or during verification, and the stage says which. The failure record carries it beside the kind
+(``stage: FailureStage | None = None``), and producers pass plain strings (``stage="agent"``).
+
+Loaded on first use of ``failure_kinds.Stage`` or ``failure_kinds.FailureStage``: ``import failure_kinds``
+does not build it.
+"""
+
+import enum
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Self
+
+
+class Stage(enum.StrEnum):
+    """Where an episode failed, in the order an episode runs. ``description`` says what each covers.
+
+    A transport failure that only the collector observed has no stage: the collector saw the delivery
+    fail, not where execution stopped inside the environment server, so it leaves the stage unset.
+    """
+
+    _value_: str
+    _description: str
+
+    def __new__(cls, value: str, description: str) -> "Self":
+        member = str.__new__(cls, value)
+        member._value_, member._description = value, description
+        return member
+
+    @property
+    def description(self) -> str:
+        """One line saying which part of the episode this stage covers."""
+        return self._description
+
+    ADMISSION = "admission", "Accepting the episode to run, before anything is seeded for it."
+    SEED = "seed", "Preparing the episode's environment and initial state, after admission."
+    AGENT = "agent", "The agent running the episode: its model calls, tool calls and commands."
+    VERIFICATION = "verification", "Scoring the finished episode: the verifier and any judge it asks."
+    CLEANUP = "cleanup", "Releasing what the episode held after it ran, such as its environment session."
