@@ -27,6 +27,9 @@ from helpers import command, run_cli
 from failure_kinds.audit import audit, render_json
 from failure_kinds.audit.engine import looks_like_address
 
+# One worker under pytest-xdist runs the whole module, so the Ray instance starts once, not per worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ROOT = Path(__file__).parent.parent
 
 
