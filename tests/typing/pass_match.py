@@ -19,8 +19,11 @@ def domain(kind: FailureKind) -> str:
             | FailureKind.AGENT_REQUEST_FAILED
             | FailureKind.AGENT_RUN_ERROR
             | FailureKind.AGENT_TIMEOUT
+            | FailureKind.AGENT_NO_GENERATION
         ):
             return "agent"
+        case FailureKind.ENVIRONMENT_SERVER_FAILED | FailureKind.PROTOCOL_VIOLATION:
+            return "environment"
         case FailureKind.JUDGE_FAILED | FailureKind.JUDGE_UNPARSEABLE | FailureKind.VERIFIER_ERROR:
             return "scoring"
         case (
@@ -45,8 +48,16 @@ def domain_of_name(kind: FailureKindName) -> str:
             "transport_unreachable" | "transport_peer_drop" | "transport_timeout" | "transport_local_resource"
         ):
             return "transport"
-        case "agent_command_not_allowed" | "agent_request_failed" | "agent_run_error" | "agent_timeout":
+        case (
+            "agent_command_not_allowed"
+            | "agent_request_failed"
+            | "agent_run_error"
+            | "agent_timeout"
+            | "agent_no_generation"
+        ):
             return "agent"
+        case "environment_server_failed" | "protocol_violation":
+            return "environment"
         case "judge_failed" | "judge_unparseable" | "verifier_error":
             return "scoring"
         case "provider_oom_killed" | "provider_quota_exhausted" | "provider_unavailable":
