@@ -25,8 +25,11 @@ POOL = [
     "x" * 40,  # longer than the smallest value cut
     "cancelled" + "!" * 30,
     "y" * 40,  # an alias longer than the smaller value cuts
+    "peer_drop",  # an older label with a replacement: legacy, cut by the smallest value cut
+    "skipped",  # an older label without one: legacy
+    "unreachable",  # an older label aliased over its replacement
 ]
-ALIASES = {"legacy_timeout": "transport_timeout", "y" * 40: "cancelled"}
+ALIASES = {"legacy_timeout": "transport_timeout", "y" * 40: "cancelled", "unreachable": "transport_peer_drop"}
 NAMESPACES = {"swe": ["patch_failed"]}
 
 LINES = st.one_of(
@@ -186,6 +189,7 @@ def example() -> dict[str, Any]:
         b"oops",
         b"",
         b'{"failure_kind": "' + b"z" * 30 + b'"}',
+        b'{"failure_kind": "peer_drop"}',
     ]
     audit_settings = settings_for("failure_kind", namespaces=NAMESPACES, value_chars=20)
     return sent(audit_lines(lines, "day.jsonl", audit_settings))
@@ -221,6 +225,14 @@ def unknown_category(data: dict[str, Any]) -> None:
 
 def registered_as_unregistered(data: dict[str, Any]) -> None:
     kept_row(data, "cancelled")[2] = "unregistered"
+
+
+def legacy_as_unregistered(data: dict[str, Any]) -> None:
+    kept_row(data, "peer_drop")[2] = "unregistered"
+
+
+def a_typo_as_legacy(data: dict[str, Any]) -> None:
+    kept_row(data, "judge_faild")[2] = "legacy"
 
 
 def location_past_the_files(data: dict[str, Any]) -> None:
@@ -280,6 +292,8 @@ def an_alias_to_nothing(data: dict[str, Any]) -> None:
         (astronomical, "records: out of range"),
         (unknown_category, "values.kept[1][2]: 'mysterious' is not a category"),
         (registered_as_unregistered, "values.kept[0][2]: 'cancelled' is registered, not unregistered"),
+        (legacy_as_unregistered, "values.kept[4][2]: 'peer_drop' is legacy, not unregistered"),
+        (a_typo_as_legacy, "values.kept[1][2]: 'judge_faild' is unregistered, not legacy"),
         (location_past_the_files, "values.kept[0][3][0]: file 1 of a partial of 1 files"),
         (line_past_the_file, "first_invalid[1]: line 99"),
         (huge_value_cut, "settings.value_chars: out of range"),

@@ -19,6 +19,7 @@ from .errors import AuditError
 from .settings import (
     ALIASED,
     CAPPED,
+    LEGACY,
     NAMESPACED,
     REGISTERED,
     SERVER,
@@ -37,7 +38,10 @@ if TYPE_CHECKING:
 # share would overflow a float.
 MAX_COUNT: Final = (1 << 63) - 1
 UNITS: Final = ("line", "row")
-VALUE_CATEGORIES: Final = frozenset({REGISTERED, NAMESPACED, UNDECLARED, ALIASED, UNREGISTERED})
+VALUE_CATEGORIES: Final = frozenset({REGISTERED, NAMESPACED, UNDECLARED, ALIASED, LEGACY, UNREGISTERED})
+# The categories of known names (registered kinds, older labels, aliases): a cut key in one of them must be
+# such a name's cut key, which keeps too little of its value to be checked otherwise.
+NAMED_CATEGORIES: Final = (REGISTERED, LEGACY, ALIASED)
 # What follows the NUL of a cut key: the full length and a 24-digit digest (see settings.shorten).
 _CUT_TAIL: Final = re.compile(r"([1-9][0-9]{0,18}):[0-9a-f]{24}")
 
@@ -257,19 +261,22 @@ class _Tally:
             if category != expected:
                 raise _wrong(where, f"{_shown(key)} is {expected}, not {category}")
             return category
-        # A cut key keeps too little of its value to say its category, except that an alias or a
-        # registered kind cut the same way has the same key.
+        # A cut key keeps too little of its value to say its category, except that a registered kind, an
+        # older label or an alias cut the same way has the same key (an alias over an older label wins).
         if self._cut is None:
             import failure_kinds
+            from failure_kinds.history import OLDER_LABELS
 
             limit = self.settings.value_chars
             self._cut = {shorten(name, limit): REGISTERED for name in failure_kinds.FAILURE_KINDS}
+            self._cut.update((shorten(name, limit), LEGACY) for name in OLDER_LABELS)
             self._cut.update((shorten(name, limit), ALIASED) for name in self.settings.aliases)
         expected_category = self._cut.get(key)
         if expected_category is not None and category != expected_category:
             raise _wrong(where, f"the key of a cut value is {expected_category}, not {category}")
-        if expected_category is None and category in (REGISTERED, ALIASED):
-            raise _wrong(where, f"a cut value that is no {category} kind is counted as one")
+        if expected_category is None and category in NAMED_CATEGORIES:
+            what = "older label" if category == LEGACY else f"{category} kind"
+            raise _wrong(where, f"a cut value that is no {what} is counted as one")
         return category
 
 

@@ -51,7 +51,9 @@ def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:5.1f}%" if total else "    -"
 
 
-_SECTIONS: Final = ("registered", "namespaced", "undeclared", "aliased", "unregistered")
+_SECTIONS: Final = ("registered", "namespaced", "undeclared", "aliased", "legacy", "unregistered")
+# An older label's note is cut to this many characters in the text table (the JSON report has it whole).
+NOTE_WIDTH: Final = 100
 
 
 def render_text(report: Report, bar_character: str = "#") -> str:
@@ -89,7 +91,10 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     with_kind = report.with_kind
     biggest = max((row.count for row in rows), default=0)
     shown_values = {id(row): _row_label(row) for row in rows}
-    width = max((len(label) for label in shown_values.values()), default=0)
+    totals = report.canonical_totals()
+    # One width for the rows and the regrouped kinds: an alias's kind or a replacement may be longer than
+    # every value seen.
+    width = max((len(label) for label in (*shown_values.values(), *totals)), default=0)
 
     def row_line(row: KindRow, extra: str = "") -> str:
         bar = _bar(row.count, biggest, bar_character)
@@ -108,11 +113,8 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             extras: list[str] = []
             if row.value is not None and row.length > VALUE_WIDTH:
                 extras.append(f"{row.length:,} characters")
-            if category == "aliased":
-                extras.append(f"-> {row.canonical}")
-            elif category in ("unregistered", "undeclared"):
-                if row.suggestion:
-                    extras.append(f"did you mean {row.suggestion!r}?")
+            extras.extend(_row_notes(row))
+            if category in ("unregistered", "undeclared", "legacy"):
                 extras.append(f"first seen {shown_location(row.first_seen)}")
             lines.append(row_line(row, "  ".join(extras)))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
@@ -121,10 +123,16 @@ def render_text(report: Report, bar_character: str = "#") -> str:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
             lines.append(f"  by server: {', '.join(servers)}")
 
-    if any(row.category == "aliased" for row in rows):
+    regrouped = [
+        what
+        for category, what in (("aliased", "aliased"), ("legacy", "older labels"))
+        if any(row.category == category and row.canonical is not None for row in rows)
+    ]
+    if regrouped:
+        parts = ["registered", *regrouped]
+        together = ", ".join(parts[:-1]) + " and " + parts[-1]
         lines.append("")
-        lines.append("regrouped by canonical kind (registered and aliased together):")
-        totals = report.canonical_totals()
+        lines.append(f"regrouped by canonical kind ({together} together):")
         top = max(totals.values())
         for kind, count in totals.items():
             bar = _bar(count, top, bar_character)
@@ -149,6 +157,27 @@ def render_text(report: Report, bar_character: str = "#") -> str:
                 "--format json lists every file)"
             )
     return "\n".join(lines) + "\n"
+
+
+def _row_notes(row: KindRow) -> list[str]:
+    """What the table says beside a row of an alias, an older label or a deprecated kind."""
+    if row.value is None:
+        return []
+    if row.category == "aliased":
+        instead = f" (instead of {row.replacement})" if row.replacement not in (None, row.canonical) else ""
+        return [f"-> {row.canonical}{instead}"]
+    if row.category == "legacy":
+        if row.replacement is not None:
+            return [f"-> {row.replacement}"]
+        note = row.note or ""
+        if len(note) > NOTE_WIDTH:
+            note = note[: NOTE_WIDTH - 3] + "..."
+        return [f"no single replacement: {note}" if note else "no single replacement"]
+    if row.category == "registered" and row.replacement is not None:
+        return [f"deprecated: use {row.replacement!r}"]
+    if row.category in ("unregistered", "undeclared") and row.suggestion:
+        return [f"did you mean {row.suggestion!r}?"]
+    return []
 
 
 def _error(message: str) -> str:

@@ -8,11 +8,22 @@ from dataclasses import dataclass
 
 import failure_kinds
 
-from .settings import ALIASED, NAMESPACED, REGISTERED, UNDECLARED, UNREGISTERED, shorten, shown_value
+from .settings import (
+    ALIASED,
+    LEGACY,
+    NAMESPACED,
+    REGISTERED,
+    UNDECLARED,
+    UNREGISTERED,
+    shorten,
+    shown_value,
+)
 from .tally import spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .partial import PartialReport
     from .settings import AuditSettings
     from .wire import Location
@@ -30,7 +41,15 @@ class KindRow:
     length: int = 0
     """The value's full length in characters (0 for an overflow row)."""
     suggestion: str | None = None
+    """For an unregistered or undeclared value: the name it most likely meant."""
     canonical: str | None = None
+    """The registered kind the value counts as: itself when registered, an alias's kind, an older label's
+    replacement; None when it counts as none."""
+    replacement: str | None = None
+    """For an older label (legacy, or aliased by the user): the kind the vocabulary says replaced it, None
+    when no single one did; for a deprecated registered kind: the kind to write instead."""
+    note: str | None = None
+    """For an older label: the vocabulary's one line on it (why it has no single replacement, say)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -40,6 +59,8 @@ class KindRow:
             "category": self.category,
             "suggestion": self.suggestion,
             "canonical": self.canonical,
+            "replacement": self.replacement,
+            "note": self.note,
             "first_seen": self.first_seen,
         }
 
@@ -98,8 +119,14 @@ class Report:
     def undeclared(self) -> list[KindRow]:
         return [row for row in self.kinds if row.category == UNDECLARED]
 
+    @property
+    def legacy(self) -> list[KindRow]:
+        """Rows of older labels that no alias maps: each fails ``--strict``, replacement or not."""
+        return [row for row in self.kinds if row.category == LEGACY]
+
     def canonical_totals(self) -> dict[str, int]:
-        """Records per registered kind once aliased labels are counted with what they stand for."""
+        """Records per registered kind once aliased labels and older labels with a replacement are
+        counted with the kind they stand for."""
         totals: dict[str, int] = {}
         for row in self.kinds:
             if row.canonical is not None:
@@ -142,6 +169,7 @@ def build_report(partial: PartialReport) -> Report:
     report.first_overlong = partial.location(partial.first_overlong)
     values = partial.values
     overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
+    name_of = _names(settings)
     rows: list[KindRow] = []
     for key, count in values.counts.items():
         category = values.categories[key]
@@ -152,9 +180,13 @@ def build_report(partial: PartialReport) -> Report:
         value, length = shown_value(key, settings.value_chars)
         row = KindRow(value, count, category, partial.location(first) or "", length)
         if category == REGISTERED:
-            row.canonical = value
-        elif category == ALIASED:
-            row.canonical = _canonical(key, settings)
+            row.canonical = name_of(key)
+            row.replacement = _successor(row.canonical)
+        elif category in (ALIASED, LEGACY):
+            name = name_of(key)
+            _describe_older(row, name)
+            if category == ALIASED:
+                row.canonical = None if name is None else settings.aliases.get(name)
         elif category == UNDECLARED:
             row.suggestion = _closest_declared(value, settings.namespaces)
         elif category == UNREGISTERED:
@@ -183,15 +215,44 @@ def build_report(partial: PartialReport) -> Report:
 _CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
-def _canonical(key: str, settings: AuditSettings) -> str | None:
-    """The kind an aliased key stands for: an alias longer than the value cut is kept under its cut key."""
-    canonical = settings.aliases.get(key)
-    if canonical is not None:
-        return canonical
-    for old, new in settings.aliases.items():
-        if shorten(old, settings.value_chars) == key:
-            return new
-    return None
+def _names(settings: AuditSettings) -> Callable[[str], str | None]:
+    """The name a kept key of a registered, aliased or older label stands for. Such a name longer than the
+    value cut is kept under its cut key, so the cut keys of every known name are made once, when first
+    needed (a partial read back holds no other cut key in those categories, see ``received``)."""
+    limit = settings.value_chars
+    cut: dict[str, str] = {}
+
+    def name_of(key: str) -> str | None:
+        if len(key) <= limit:
+            return key
+        if not cut:
+            from failure_kinds.history import OLDER_LABELS
+
+            for name in (*failure_kinds.FAILURE_KINDS, *OLDER_LABELS, *settings.aliases):
+                cut[shorten(name, limit)] = name
+        return cut.get(key)
+
+    return name_of
+
+
+def _successor(name: str | None) -> str | None:
+    """The kind that replaces the registered kind ``name`` when it is deprecated, else None."""
+    if name is None or name not in failure_kinds.FAILURE_KINDS:
+        return None
+    successor = failure_kinds.FailureKind(name).replaced_by
+    return None if successor is None else successor.value
+
+
+def _describe_older(row: KindRow, name: str | None) -> None:
+    """An older label's replacement and note; for a legacy row (no alias) the replacement is canonical."""
+    from failure_kinds.history import older_label
+
+    older = older_label(name)
+    if older is None:
+        return
+    row.replacement, row.note = older.replacement, older.note
+    if row.category == LEGACY:
+        row.canonical = older.replacement
 
 
 def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:

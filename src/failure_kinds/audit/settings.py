@@ -30,15 +30,17 @@ REGISTERED: Final = "registered"
 NAMESPACED: Final = "namespaced"
 UNDECLARED: Final = "undeclared"
 ALIASED: Final = "aliased"
+LEGACY: Final = "legacy"  # an older label (failure_kinds.history): bounded by that table, so never capped
 UNREGISTERED: Final = "unregistered"
 CAPPED: Final = frozenset({NAMESPACED, UNDECLARED, UNREGISTERED})
 SERVER: Final = "server"  # the one category of the per-server totals
 
 
 def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str:
-    """registered, namespaced, undeclared or unregistered: what the vocabulary says of ``name`` (no
-    aliases). ``undeclared`` only with ``namespaces`` (server -> declared kinds): a namespaced value whose
-    server is declared there but whose kind is not."""
+    """registered, namespaced, undeclared, legacy or unregistered: what the vocabulary says of ``name``
+    (no aliases). ``undeclared`` only with ``namespaces`` (server -> declared kinds): a namespaced value
+    whose server is declared there but whose kind is not. ``legacy``: a label of the older registry that
+    is not a current kind (see ``failure_kinds.history``), with a replacement or without."""
     return category(name, namespaces or {})
 
 
@@ -69,7 +71,8 @@ class AuditSettings:
     field: str = "failure_kind"
     """The dotted path of the kind in each object."""
     aliases: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
-    """Legacy label -> the registered kind it stands for."""
+    """Label -> the registered kind it stands for, given by the user; for an older label it overrides the
+    replacement the vocabulary knows."""
     namespaces: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict[str, tuple[str, ...]])
     """Declared namespaces: server -> its kinds (without the prefix)."""
     distinct_limit: int = DISTINCT_LIMIT
