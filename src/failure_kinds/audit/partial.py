@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from .wire import Location
 
 BOM: Final = b"\xef\xbb\xbf"
+# Categories remembered per partial (or per engine worker): enough for every value all its batches keep.
+_KNOWN_CATEGORIES: Final = 200_000
 
 
 @dataclass
@@ -95,6 +97,9 @@ class PartialReport:
         self.servers: Tally = Tally(settings.distinct_limit, frozenset({SERVER}), pins.servers)
         self.files: list[FilePart] = []
         self._decoder: Decoder | None = None
+        self.known_categories: dict[str, str] = {}
+        """Values (up to the value cut) -> their category under these settings, as found: an engine
+        hands every batch a worker runs the same dict, so a value is categorised once per worker."""
 
     # Counting
 
@@ -230,6 +235,7 @@ class PartialReport:
                     self.first_invalid = (file_index, line_of(_first_invalid(values)))
         if new:
             settings = self.settings
+            known_categories = self.known_categories
             first_index = _first_indexes(values, new)
             new.sort(key=first_index.__getitem__)
             for value in new:
@@ -241,7 +247,9 @@ class PartialReport:
                     counts[key] = known + count
                     category = categories[key]
                 else:
-                    category = settings.category(value)
+                    category = known_categories.get(value) or settings.category(value)
+                    if key is value and len(known_categories) < _KNOWN_CATEGORIES:
+                        known_categories[value] = category
                     values_tally.add_new(key, category, count, location)
                 if category in (NAMESPACED, UNDECLARED):
                     self._count_server(value, count, server_events, first_index[value])
@@ -341,6 +349,7 @@ class PartialReport:
         # decoder, which is made again when lines are added.
         state = dict(self.__dict__)
         state["_decoder"] = None
+        state["known_categories"] = {}
         return state
 
     @property

@@ -297,6 +297,7 @@ def run_batch(
     partial = PartialReport(settings, pins, fast)
     for tally in (partial.values, partial.servers):
         tally.limit = settings.distinct_limit * PART_DISTINCT_FACTOR  # see PART_DISTINCT_FACTOR
+    partial.known_categories = _known_categories(settings)
     previous: Task | None = None
     for task in batch:
         apart = None if elsewhere is None else elsewhere(task)
@@ -314,6 +315,18 @@ def run_batch(
                 _read_task(partial, task)
         previous = task
     return partial
+
+
+_categories_of: tuple[AuditSettings | None, dict[str, str]] = (None, {})
+
+
+def _known_categories(settings: AuditSettings) -> dict[str, str]:
+    """The categories this process found under ``settings``, shared by the batches it runs: a directory
+    of shards holds the same values batch after batch."""
+    global _categories_of
+    if _categories_of[0] != settings:
+        _categories_of = (settings, {})
+    return _categories_of[1]
 
 
 def _read_task(partial: PartialReport, task: Task) -> None:
