@@ -49,8 +49,52 @@ def test_json_names_the_category(project: Path) -> None:
     result = run("--format", "json", "swe_env:invented", cwd=project)
     assert result.returncode == 1
     assert json.loads(result.stdout) == [
-        {"name": "swe_env:invented", "category": "undeclared", "suggestion": None}
+        {"name": "swe_env:invented", "category": "undeclared", "suggestion": None, "replacement": None}
     ]
+
+
+def test_older_labels_are_legacy_with_their_replacement_and_exit_1(tmp_path: Path) -> None:
+    from failure_kinds.history import OLDER_LABELS
+
+    renamed = sorted(label for label, entry in OLDER_LABELS.items() if entry.replacement is not None)
+    unmapped = sorted(label for label, entry in OLDER_LABELS.items() if entry.replacement is None)
+    assert "peer_drop" in renamed
+    assert "timeout_exceeded" in unmapped
+    result = run("--format", "json", *renamed, *unmapped, cwd=tmp_path)
+    assert result.returncode == 1
+    verdicts = json.loads(result.stdout)
+    assert [verdict["category"] for verdict in verdicts] == ["legacy"] * len(OLDER_LABELS)
+    assert {verdict["name"]: verdict["replacement"] for verdict in verdicts} == {
+        label: entry.replacement for label, entry in OLDER_LABELS.items()
+    }
+    assert all(verdict["suggestion"] is None for verdict in verdicts)
+    text = run("peer_drop", "timeout_exceeded", "transport_peer_drop", cwd=tmp_path)
+    assert text.returncode == 1
+    assert text.stdout == (
+        "peer_drop            legacy, use 'transport_peer_drop'\n"
+        "timeout_exceeded     legacy, no single replacement\n"
+        "transport_peer_drop  registered\n"
+    )
+
+
+def test_a_deprecated_kind_is_registered_and_names_its_replacement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from failure_kinds import FailureKind
+    from failure_kinds.commands.check import check_name, render_text
+
+    # None is deprecated today; a later release sets replaced_by on the member, as here.
+    monkeypatch.setattr(
+        FailureKind,
+        "replaced_by",
+        property(lambda kind: FailureKind.AGENT_TIMEOUT if kind == "cancelled" else None),
+    )
+    verdict = check_name("cancelled")
+    assert verdict == {
+        "name": "cancelled",
+        "category": "registered",
+        "suggestion": None,
+        "replacement": "agent_timeout",
+    }
+    assert render_text([verdict]) == "cancelled  registered, deprecated: use 'agent_timeout'\n"
 
 
 def test_declarations_come_from_config_option_too(

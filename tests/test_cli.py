@@ -12,8 +12,8 @@ import pytest
 from helpers import ROOT, command
 from helpers import run_cli as run
 
-from failure_kinds import FailureKind
-from failure_kinds.commands.listing import render_markdown
+from failure_kinds import FailureKind, Stage
+from failure_kinds.commands.listing import STAGES_HEADING, render_markdown
 
 
 def assert_one_line_usage_error(result: subprocess.CompletedProcess[str]) -> None:
@@ -49,19 +49,26 @@ def test_list_text_groups_by_domain() -> None:
     for kind in FailureKind:
         assert any(line.split()[:1] == [kind.value] and kind.description in line for line in lines)
     headers = [line for line in lines if line and not line.startswith(" ")]
-    assert headers == list(dict.fromkeys(kind.domain for kind in FailureKind))
+    assert headers == [*dict.fromkeys(kind.domain for kind in FailureKind), STAGES_HEADING]
+    stages = lines[lines.index(STAGES_HEADING) + 1 :]
+    assert [line.split()[0] for line in stages if line] == [stage.value for stage in Stage]
+    for stage, line in zip(Stage, stages, strict=False):
+        assert line.endswith(stage.description)
 
 
-def test_list_json_is_every_kind() -> None:
+def test_list_json_is_every_kind_and_stage() -> None:
     result = run("list", "--format", "json")
-    entries = json.loads(result.stdout)
-    assert [entry["value"] for entry in entries] == [kind.value for kind in FailureKind]
-    assert entries[0] == {
+    listed = json.loads(result.stdout)
+    assert [entry["value"] for entry in listed["kinds"]] == [kind.value for kind in FailureKind]
+    assert listed["kinds"][0] == {
         "name": "TRANSPORT_UNREACHABLE",
         "value": "transport_unreachable",
         "domain": "transport",
         "description": FailureKind.TRANSPORT_UNREACHABLE.description,
+        "since": "0.1.0",
+        "replaced_by": None,
     }
+    assert listed["stages"] == [{"value": stage.value, "description": stage.description} for stage in Stage]
 
 
 def test_list_markdown_is_the_table() -> None:
@@ -69,6 +76,8 @@ def test_list_markdown_is_the_table() -> None:
     result = run("list", "--format", "markdown")
     assert result.returncode == 0
     assert result.stdout == render_markdown()
+    for stage in Stage:
+        assert f"| `{stage.value}` | {stage.description} |" in result.stdout.splitlines()
 
 
 def test_bad_format_is_a_usage_error() -> None:
@@ -95,8 +104,13 @@ def test_check_reads_stdin_and_speaks_json() -> None:
     result = run("check", "-", "--format", "json", stdin="Transport-Timeout\r\n\nsession_lost\n")
     assert result.returncode == 1
     assert json.loads(result.stdout) == [
-        {"name": "Transport-Timeout", "category": "unregistered", "suggestion": "transport_timeout"},
-        {"name": "session_lost", "category": "registered", "suggestion": None},
+        {
+            "name": "Transport-Timeout",
+            "category": "unregistered",
+            "suggestion": "transport_timeout",
+            "replacement": None,
+        },
+        {"name": "session_lost", "category": "registered", "suggestion": None, "replacement": None},
     ]
 
 
@@ -190,7 +204,17 @@ def test_audit_json_schema() -> None:
         report[key] for key in ("with_kind", "without_kind", "invalid", "unparseable")
     )
     for entry in report["kinds"]:
-        assert set(entry) == {"value", "length", "count", "category", "suggestion", "canonical", "first_seen"}
+        assert set(entry) == {
+            "value",
+            "length",
+            "count",
+            "category",
+            "suggestion",
+            "replacement",
+            "note",
+            "canonical",
+            "first_seen",
+        }
         assert entry["length"] == len(entry["value"])
         assert entry["category"] in {"registered", "namespaced", "unregistered", "aliased"}
     aliased = {

@@ -47,6 +47,7 @@ class Invocation:
 # Each subcommand with output to write, ending clean, with findings, or with an unreadable input. LINT_FILE
 # stands for a file of misspelled kinds.
 LINT_FILE = "<lint file>"
+RELEASES = [str(ROOT / "exports" / "0.1.0.json"), str(ROOT / "exports" / "0.2.0.json")]
 INVOCATIONS = [
     Invocation(("--version",)),
     Invocation(("--help",)),
@@ -63,6 +64,9 @@ INVOCATIONS = [
     Invocation(("audit", "-", "--format", "json"), stdin=(ROOT / EXAMPLE).read_text(encoding="utf-8")),
     Invocation(("lint", LINT_FILE)),
     Invocation(("lint", LINT_FILE, "--format", "json")),
+    Invocation(("lint", LINT_FILE, "--format", "github")),
+    Invocation(("export",)),
+    Invocation(("export", "--format", "jsonschema")),
 ]
 
 
@@ -233,7 +237,7 @@ def slips(word: str) -> Iterator[str]:
 
 SUBCOMMANDS = dict(build_parser().subcommands)  # type: ignore[attr-defined]
 # A positional argument that each subcommand accepts, so only the slip is wrong.
-POSITIONALS = {"check": ["cancelled"], "audit": [EXAMPLE], "lint": ["examples"]}
+POSITIONALS = {"check": ["cancelled"], "audit": [EXAMPLE], "lint": ["examples"], "diff": RELEASES}
 
 
 def mistyped_subcommands() -> list[tuple[str, str]]:

@@ -163,11 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        help="say whether each name is registered, namespaced, undeclared or unregistered",
-        description="Say for each NAME whether it is registered, a well-formed namespaced extension "
-        "(<server>:<kind>), undeclared (a kind its server's declaration in [tool.failure-kinds.namespaces] "
-        "does not list), or unregistered, with the kind it most likely meant. "
-        "Exit 0 when every name is registered or namespaced, 1 otherwise.",
+        help="say whether each name is registered, namespaced, undeclared, legacy or unregistered",
+        description="Say for each NAME whether it is registered (naming the replacement of a deprecated "
+        "kind), a well-formed namespaced extension (<server>:<kind>), undeclared (a kind its server's "
+        "declaration in [tool.failure-kinds.namespaces] does not list), legacy (an older label, with the "
+        "kind that replaced it or the note that none did), or unregistered, with the kind it most likely "
+        "meant. Exit 0 when every name is registered or namespaced, 1 otherwise.",
     )
     check.add_argument(
         "names",

@@ -11,6 +11,7 @@ older label stays known.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,39 +118,43 @@ def read_export(path: str) -> dict[str, object]:
     problem = _problem(export)
     if problem is not None:
         raise ExportError(f"{shown}: not a failure-kinds export: {problem}")
-    assert isinstance(export, dict)
-    return export  # pyright: ignore[reportUnknownVariableType]
+    return cast("dict[str, object]", export)
+
+
+# What a comparison reads of each section: its identifying field first, and each field's allowed types.
+_REQUIRED: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
+    "kinds": (("value", str), ("name", str), ("replaced_by", (str, type(None)))),
+    "stages": (("value", str),),
+    "older_labels": (("label", str), ("replacement", (str, type(None)))),
+}
 
 
 def _problem(export: object) -> str | None:
     """What keeps ``export`` from being one, or None."""
     if not isinstance(export, dict):
         return "the top level is not an object"
-    if export.get("format") != FORMAT:  # pyright: ignore[reportUnknownMemberType]
-        return f"format {shown_value(export.get('format'))} is not {FORMAT}"  # pyright: ignore[reportUnknownMemberType]
-    required = {
-        "kinds": {"value": str, "name": str, "replaced_by": (str, type(None))},
-        "stages": {"value": str},
-        "older_labels": {"label": str, "replacement": (str, type(None))},
-    }
-    for section, fields in required.items():
-        items = export.get(section)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    data = cast("dict[str, object]", export)
+    if data.get("format") != FORMAT:
+        return f"format {shown_value(data.get('format'))} is not {FORMAT}"
+    for section, fields in _REQUIRED.items():
+        items = data.get(section)
         if not isinstance(items, list):
             return f"{section} is not a list"
-        key = next(iter(fields))
+        key = fields[0][0]
         seen: set[str] = set()
-        for index, item in enumerate(items):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        for index, item in enumerate(cast("list[object]", items)):
             if not isinstance(item, dict):
                 return f"{section}[{index}] is not an object"
-            for field, types in fields.items():
-                if not isinstance(item.get(field), types):  # pyright: ignore[reportUnknownMemberType]
+            entry = cast("dict[str, object]", item)
+            for field, types in fields:
+                if not isinstance(entry.get(field), types):
                     return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
-            identity = item[key]
+            identity = str(entry[key])
             if identity in seen:
                 return f"{section}[{index}].{key} {shown_value(identity)} is listed twice"
-            seen.add(identity)  # pyright: ignore[reportUnknownArgumentType]
-    names = [kind["name"] for kind in export["kinds"]]  # pyright: ignore[reportUnknownVariableType]
-    if len(set(names)) != len(names):  # pyright: ignore[reportUnknownArgumentType]
+            seen.add(identity)
+    names = [str(kind["name"]) for kind in _by(data, "kinds", "value").values()]
+    if len(set(names)) != len(names):
         return "two kinds have the same name"
     return None
 
@@ -215,9 +220,9 @@ def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[
 
 
 def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[str, object]]:
-    items = export.get(section)
-    assert isinstance(items, list)
-    return {str(item[key]): item for item in items}  # pyright: ignore[reportUnknownVariableType]
+    """The entries of a checked export's ``section`` by their ``key``."""
+    items = cast("list[dict[str, object]]", export.get(section))
+    return {str(item[key]): item for item in items}
 
 
 def _ordered(lines: list[str]) -> list[str]:

@@ -270,7 +270,7 @@ class Checker:
 
         text = shown(value, _SHOWN_LIMIT)
         if found == "registered":
-            replacement = getattr(failure_kinds.FailureKind(value), "replaced_by", None)  # TEMPORARY
+            replacement = failure_kinds.FailureKind(value).replaced_by
             if replacement is None:
                 return None
             return "FK005", f"deprecated failure kind {text}: use {replacement.value!r}", None
@@ -325,7 +325,9 @@ class Checker:
         kind's constant (FK001). Other missing names are not kinds; the import fails on its own."""
         value = use.name.lower()
         if category(value) == "legacy":
-            return "FK004", f"{use.owner} has no {use.name}: {legacy_message(value, repr(value))}", None
+            replacement = _replacement(value)
+            advice = "it has no single replacement" if replacement is None else f"use {replacement.upper()}"
+            return "FK004", f"{use.owner}.{use.name} names the older failure kind {value!r}; {advice}", None
         hint = failure_kinds.suggest(value)
         if hint is None:
             return None

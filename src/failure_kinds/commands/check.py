@@ -73,16 +73,28 @@ def stdin_names(data: BinaryIO) -> Iterator[str]:
 
 def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, str | None]:
     """The category of ``name`` (registered, namespaced, undeclared when its server's declaration in
-    ``namespaces`` does not list it, or unregistered) and, for the last two, the name most likely meant."""
+    ``namespaces`` does not list it, legacy for an older label, or unregistered); for undeclared and
+    unregistered names the name most likely meant; for an older label and a deprecated kind the kind
+    that replaces it (None for an older label without a single replacement)."""
     from failure_kinds._runtime import category
 
     found = category(name, namespaces or {})
-    suggestion = None
+    suggestion = replacement = None
     if found in ("unregistered", "undeclared"):
         from failure_kinds._suggest import suggest_any
 
         suggestion = suggest_any(name, namespaces or {})
-    return {"name": name, "category": found, "suggestion": suggestion}
+    elif found == "legacy":
+        from failure_kinds.history import older_label
+
+        label = older_label(name)
+        replacement = label.replacement if label is not None else None
+    elif found == "registered":
+        from failure_kinds import FailureKind
+
+        successor = FailureKind(name).replaced_by
+        replacement = None if successor is None else successor.value
+    return {"name": name, "category": found, "suggestion": suggestion, "replacement": replacement}
 
 
 def render_text(verdicts: list[dict[str, str | None]]) -> str:
@@ -93,6 +105,11 @@ def render_text(verdicts: list[dict[str, str | None]]) -> str:
         line = f"{name:<{width}}  {verdict['category']}"
         if verdict["suggestion"] is not None:
             line += f", did you mean {verdict['suggestion']!r}?"
+        elif verdict["category"] == "legacy":
+            replacement = verdict["replacement"]
+            line += ", no single replacement" if replacement is None else f", use {replacement!r}"
+        elif verdict["replacement"] is not None:
+            line += f", deprecated: use {verdict['replacement']!r}"
         lines.append(line)
     return "".join(line + "\n" for line in lines)
 
