@@ -1,8 +1,10 @@
 """Every core on one machine: ``failure-kinds audit --jobs N``.
 
-The tasks (see ``tasks``) run in worker processes, which send their partial reports back as JSON to be
-merged in input order. Each worker holds one batch of lines and one partial at a time: its memory does not
-grow with the input.
+The tasks (see ``tasks``) run in batches in worker processes, which send their partial reports back
+pickled to be merged in input order. Each worker holds one batch of lines and one partial at a time: its
+memory does not grow with the input. Workers are no more than the batches and than the descriptors this
+process may still open (``worker_limit``); when a worker cannot start (no descriptor or process left),
+those already started do the work, or this process alone when none could.
 
 Standard input, FIFOs and other inputs that are not regular files can be read only once and only by this
 process: with one of them among the inputs, or with one job, everything is audited here in one pass.
@@ -188,7 +190,7 @@ def _fork_runner(jobs: int, fast: bool) -> Runner:
 
 
 class _Worker:
-    """One forked worker: task numbers go in through one pipe, partial reports (as JSON) come back
+    """One forked worker: batch numbers go in through one pipe, partial reports (packed) come back
     through the other, each behind its length."""
 
     def __init__(self, pid: int, tasks: int, results: int) -> None:

@@ -1,9 +1,9 @@
 """A Ray cluster: ``failure-kinds audit --ray [ADDRESS] PATH...`` (the ``ray`` extra).
 
 The same tasks as ``--jobs`` (byte ranges of plain files cut at line starts, whole gzip files, runs of
-Parquet row groups) run as Ray tasks through Ray Data: a dataset of task descriptions, mapped one task per
-batch to the task's partial report as JSON, streamed back to this process and merged in input order. The
-report is identical to the local one.
+Parquet row groups, small files in batches) run as Ray tasks through Ray Data: a dataset of batch
+descriptions, mapped one per Ray batch to the batch's partial report (packed), streamed back to this
+process and merged in input order. The report, and every error in it, is identical to the local one.
 
 Paths are read where the tasks run. A local path must therefore be readable on every node (shared storage,
 or a one-node cluster); a URI (``s3://bucket/logs/``, ``gs://...``, ``file:///...``) is read through the

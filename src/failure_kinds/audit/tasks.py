@@ -1,15 +1,16 @@
 """The work of an audit cut into tasks, for engines that run them apart (``--jobs`` workers, Ray tasks).
 
 A plain file larger than a chunk becomes byte ranges that start and stop at line starts, a gzip file one
-task (a compressed stream cannot be entered in the middle), a Parquet file runs of row groups. Each task's
-partial report travels back as JSON and the partials are merged in input order, so the report is the
-one-pass report, physical line numbers included.
+task (a compressed stream cannot be entered in the middle), a Parquet file runs of row groups. Tasks run
+in batches: consecutive tasks of about a chunk's bytes in all, read into one partial, so thousands of
+small files cost a few partials to send and merge, not one each. Each batch's partial travels back
+pickled (``packed``) and they are folded into one accumulator in input order (``OrderedMerge``), so the
+report is the one-pass report, physical line numbers included, at a cost linear in the parts.
 
-Tasks run in batches: consecutive tasks of about a chunk's bytes in all, read into one partial. Thousands
-of small files then cost a few partials to send and merge, not one each, and each batch decides the
-category of a value once. A batch reads each file through one descriptor whose identity, size and
-modification time must be those the plan saw, before and after: a file replaced, truncated, grown or
-rewritten while the audit reads it is reported as changed, and no batch counts bytes of another file.
+Each range is read through one descriptor whose file (device and inode), size and modification time
+must be those the plan saw; afterwards the path must still name that file, unchanged. A file replaced,
+truncated, grown or rewritten while the audit reads it is reported as changed (``changed_error``), and
+no range is counted from a file other than the one planned.
 """
 
 from __future__ import annotations
