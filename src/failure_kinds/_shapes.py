@@ -12,6 +12,8 @@ import ast
 import bisect
 import re
 
+from failure_kinds._annotations import called_name, is_kind_annotation
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -20,19 +22,10 @@ if TYPE_CHECKING:
 CHECKED_FUNCTIONS: Final = frozenset(
     {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
 )
-# Annotations that make a name or attribute a kind: these, and any name ending in "FailureKind"
-# (FailureKind, AnyFailureKind, NamespacedFailureKind, the generated DeclaredFailureKind, ...).
-KIND_TYPES: Final = frozenset({"FailureKindName"})
 PACKAGE: Final = "failure_kinds"
 ENUM: Final = "FailureKind"
 # Mapping methods whose second argument is the value a missing field stands for.
 _DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
-# Subscripted annotations that still hold a kind: unions of their arguments, and wrappers of their first.
-_UNIONS: Final = frozenset({"Optional", "Union"})
-_WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired"})
-# Annotations are small; a deeper one is not a kind annotation anybody wrote.
-_ANNOTATION_DEPTH: Final = 16
-_ANNOTATION_TEXT: Final = 200
 # What a constant's name looks like: module constants are checked only when written so.
 CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -230,7 +223,7 @@ class _Walk:
                     if keyword.arg in fields:
                         found.extend(self.strings(keyword.value))
                 if node.args:
-                    if _called_name(node.func) in CHECKED_FUNCTIONS:
+                    if called_name(node.func) in CHECKED_FUNCTIONS:
                         found.extend(self.strings(node.args[0]))
                     elif len(node.args) >= 2 and self.is_field(node):
                         found.extend(self.strings(node.args[1]))
@@ -453,49 +446,3 @@ def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.
         if isinstance(node, (*_SCOPES, ast.expr)):
             continue
         pending.extend(ast.iter_child_nodes(node))
-
-
-def is_kind_annotation(annotation: ast.expr, depth: int = 0) -> bool:
-    """Whether ``annotation`` is a kind type, possibly optional: ``FailureKindName``, ``fk.AnyFailureKind``,
-    ``FailureKind | None``, ``Optional["ProjectFailureKind"]``, ``Final[FailureKindName]``."""
-    if depth > _ANNOTATION_DEPTH:
-        return False
-    if isinstance(annotation, ast.Name | ast.Attribute):
-        name = annotation.id if isinstance(annotation, ast.Name) else annotation.attr
-        return name in KIND_TYPES or name.endswith("FailureKind")
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = (annotation.left, annotation.right)
-        return all(is_kind_annotation(side, depth + 1) or _is_none(side) for side in sides) and any(
-            is_kind_annotation(side, depth + 1) for side in sides
-        )
-    wrapper = _called_name(annotation.value) if isinstance(annotation, ast.Subscript) else None
-    if isinstance(annotation, ast.Subscript) and (wrapper in _UNIONS or wrapper in _WRAPPERS):
-        inner = annotation.slice
-        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if wrapper in _WRAPPERS:
-            members = members[:1]
-        return all(is_kind_annotation(member, depth + 1) or _is_none(member) for member in members) and any(
-            is_kind_annotation(member, depth + 1) for member in members
-        )
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        text = annotation.value
-        if len(text) > _ANNOTATION_TEXT or "FailureKind" not in text:
-            return False
-        try:
-            parsed = ast.parse(text.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        return is_kind_annotation(parsed, depth + 1)
-    return False
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _called_name(function: ast.expr) -> str | None:
-    if isinstance(function, ast.Name):
-        return function.id
-    if isinstance(function, ast.Attribute):
-        return function.attr
-    return None
