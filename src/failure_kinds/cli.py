@@ -185,14 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
         description="Count the failure kinds in JSON Lines and Parquet rollout logs (result files, "
         "*_failures.jsonl sidecars, verifier dumps): which kinds occurred, which values are not in the "
-        "vocabulary and what they probably meant, and how the counts regroup once legacy labels are "
-        "aliased. Every non-blank line is one record: with a kind (a string at the field), without "
-        "(absent or null), invalid (another JSON type there) or unparseable (not UTF-8, not JSON, not an "
-        "object, or longer than --max-line-bytes). A namespaced value whose server the project declares "
-        "(--config) but whose kind it does not is undeclared.",
-        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values remain, or "
-        "when no record has the --field), 2 on a usage error or when an input could not be read; the "
-        "readable inputs are still reported.",
+        "vocabulary and what they probably meant, which are older labels (legacy) and what replaced them, "
+        "and how the counts regroup under the current kinds. Every non-blank line is one record: with a "
+        "kind (a string at the field), without (absent or null), invalid (another JSON type there) or "
+        "unparseable (not UTF-8, not JSON, not an object, or longer than --max-line-bytes). A namespaced "
+        "value whose server the project declares (--config) but whose kind it does not is undeclared.",
+        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values or older "
+        "labels that no alias maps remain, or when no record has the --field), 2 on a usage error or when "
+        "an input could not be read; the readable inputs are still reported.",
     )
     audit.add_argument(
         "paths",
@@ -212,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="OLD=NEW",
-        help="count the legacy label OLD as the registered kind NEW (repeatable)",
+        help="count the label OLD as the registered kind NEW, over the replacement the vocabulary gives an "
+        "older label (repeatable)",
     )
     audit.add_argument(
         "--aliases",
@@ -222,8 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 when any unregistered or undeclared value remains after aliasing, or when no record "
-        "has the --field at all",
+        help="exit 1 when any unregistered or undeclared value or older label (even one with a "
+        "replacement) remains after aliasing, or when no record has the --field at all",
     )
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument(
