@@ -1,6 +1,6 @@
 """Count the failure kinds in rollout logs (JSON Lines, plain or gzip, and Parquet): which occurred, which
-are not in the vocabulary, what they probably meant, and how the counts regroup once legacy labels are
-aliased.
+are not in the vocabulary, what they probably meant, which are older labels (``legacy``), and how the
+counts regroup under the current kinds.
 
 Every non-blank line (or row) is one record and lands in exactly one of: with a kind (a string at the
 field), without a kind (absent or null, or the path runs through a non-object), invalid (something else

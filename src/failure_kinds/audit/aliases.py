@@ -1,4 +1,5 @@
-"""Aliases: legacy labels counted as the registered kind they stand for (``--alias``, ``--aliases``)."""
+"""Aliases: labels counted as the registered kind they stand for (``--alias``, ``--aliases``). An alias of an
+older label overrides the replacement the vocabulary gives it (see ``failure_kinds.history``)."""
 
 from __future__ import annotations
 

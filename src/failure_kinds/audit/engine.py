@@ -54,10 +54,10 @@ def audit(
 ) -> Report:
     """Audit ``inputs`` (files, directories, "-" for stdin; with ``ray`` also URIs) and return the report.
 
-    ``field_path``: the dotted path of the kind in each record. ``aliases``: legacy label -> the
-    registered kind it stands for. ``fast``: decode with msgspec when it is installed. ``progress``: a
-    stream for a progress line (shown only on a terminal). ``namespaces``: declared servers -> their
-    kinds, which makes other kinds of those servers undeclared.
+    ``field_path``: the dotted path of the kind in each record. ``aliases``: label -> the registered
+    kind it stands for (over the replacement the vocabulary gives an older label). ``fast``: decode with
+    msgspec when it is installed. ``progress``: a stream for a progress line (shown only on a terminal).
+    ``namespaces``: declared servers -> their kinds, which makes other kinds of those servers undeclared.
 
     ``jobs``: worker processes (None: one per available core); inputs under PARALLEL_MIN_BYTES in all
     are read in this process unless ``chunk_bytes`` (the size of a byte range) is given. ``ray``: run on
