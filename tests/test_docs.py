@@ -32,8 +32,9 @@ CHECKED = re.compile(r"^# (?P<code>\w+\(.*\)) .*\n#   error: (?P<message>.*)$", 
 FENCED = re.compile(r"(?:^(?P<marker><!--[^\n]*-->)\n)?^```(?P<info>[a-z]*)\n(?P<body>.*?)^```$", re.M | re.S)
 PYTEST_RECIPE = "<!-- pytest recipe:"
 COMMANDS = "<!-- commands:"
-# Blocks of commands that another test module runs: the worked example (tests/test_worked_example.py).
-RUN_ELSEWHERE = ("<!-- worked example:",)
+# Blocks of commands that another test module runs: the worked example (tests/test_worked_example.py) and
+# the adoption walkthrough (tests/test_adopting.py), each in a copy or a folder of its own.
+RUN_ELSEWHERE = ("<!-- worked example:", "<!-- adopting:")
 
 
 def blocks(marker: str) -> list[tuple[Path, str]]:
