@@ -369,6 +369,11 @@ def test_example_data_exercises_every_category() -> None:
     assert report.unparseable == 1
     assert 200 <= report.records <= 1000
     assert_accounted(report)
+    # Without the aliases file, its older labels are legacy, not typos; its own label stays unregistered.
+    plain = audit.audit([str(EXAMPLES / "rollout_failures.jsonl")])
+    assert {row.value for row in plain.legacy} == {"timeout_exceeded", "transient"}
+    assert "judge_parse_error" in {row.value for row in plain.unregistered}
+    assert_accounted(plain)
 
 
 class FakeTerminal(io.StringIO):

@@ -52,8 +52,6 @@ def _percent(count: int, total: int) -> str:
 
 
 _SECTIONS: Final = ("registered", "namespaced", "undeclared", "aliased", "legacy", "unregistered")
-# An older label's note is cut to this many characters in the text table (the JSON report has it whole).
-NOTE_WIDTH: Final = 100
 
 
 def render_text(report: Report, bar_character: str = "#") -> str:
@@ -169,10 +167,8 @@ def _row_notes(row: KindRow) -> list[str]:
     if row.category == "legacy":
         if row.replacement is not None:
             return [f"-> {row.replacement}"]
-        note = row.note or ""
-        if len(note) > NOTE_WIDTH:
-            note = note[: NOTE_WIDTH - 3] + "..."
-        return [f"no single replacement: {note}" if note else "no single replacement"]
+        # The vocabulary's own one-line note, shown whole: it is data of this package, never of the input.
+        return [f"no single replacement: {row.note}" if row.note else "no single replacement"]
     if row.category == "registered" and row.replacement is not None:
         return [f"deprecated: use {row.replacement!r}"]
     if row.category in ("unregistered", "undeclared") and row.suggestion:
