@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -10,10 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+
+from failure_kinds import FailureKind, _runtime
 
 ROOT = Path(__file__).parent.parent
 # Where the prose lives: the README and the documentation site's pages.
@@ -127,3 +130,24 @@ def write_later(descriptor: int, chunks: list[bytes], pause: float) -> threading
     thread = threading.Thread(target=writer)
     thread.start()
     return thread
+
+
+@contextlib.contextmanager
+def deprecated(kind: FailureKind, replacement: FailureKind) -> Iterator[FailureKind]:
+    """``kind`` deprecated in favour of ``replacement`` while the block runs, as a later release would
+    declare it in the enum (no kind is deprecated today), and registered again as it was afterwards."""
+
+    def register() -> None:
+        # What src/failure_kinds/__init__.py hands the runtime at import.
+        pairs = [(member.value, member.replaced_by and member.replaced_by.value) for member in FailureKind]
+        _runtime.register(pairs)
+
+    saved = _runtime.snapshot()
+    kind._replacement = replacement.value  # pyright: ignore[reportPrivateUsage]
+    register()
+    try:
+        yield kind
+    finally:
+        kind._replacement = ""  # pyright: ignore[reportPrivateUsage]
+        register()
+        _runtime.restore(saved)

@@ -42,6 +42,7 @@ def test_import_loads_no_heavy_standard_modules() -> None:
     heavy = {
         "argparse",
         "ast",
+        "dataclasses",
         "difflib",
         "gzip",
         "hashlib",
@@ -50,8 +51,12 @@ def test_import_loads_no_heavy_standard_modules() -> None:
         "tomllib",
         "typing",
         "typing_extensions",
+        "failure_kinds._arguments",
+        "failure_kinds._deferred",
         "failure_kinds._display",
+        "failure_kinds._stages",
         "failure_kinds._suggest",
+        "failure_kinds.history",
     }
     assert loaded & heavy == set()
 
@@ -61,8 +66,13 @@ import json, logging, sys
 logging.disable(logging.CRITICAL)
 import failure_kinds
 failure_kinds.validate_failure_kind("cancelled")
+failure_kinds.validate_failure_kind("agent_no_generation")
 failure_kinds.validate_failure_kind("my_env:quota_hit")
 failure_kinds.metric_label("my_env:quota_hit")
+failure_kinds.metric_label("protocol_violation")
+failure_kinds.is_registered("peer_drop")
+failure_kinds.namespaced("my_env", "quota_hit")
+failure_kinds.FailureKind.CANCELLED.since, failure_kinds.FailureKind.CANCELLED.replaced_by
 quiet = sorted(name for name in sys.modules if name.startswith("failure_kinds"))
 failure_kinds.validate_failure_kind("judge_faild")
 print(json.dumps([quiet, "failure_kinds._suggest" in sys.modules, "failure_kinds._display" in sys.modules]))
@@ -77,6 +87,34 @@ def test_suggestions_and_display_load_only_when_a_warning_is_written() -> None:
     assert quiet == CORE  # values that pass load nothing more
     assert suggest_loaded
     assert display_loaded
+
+
+OLDER_PROBE = """
+import json, logging, sys
+logging.disable(logging.CRITICAL)
+import failure_kinds
+loaded = []
+for step in (
+    lambda: failure_kinds.validate_failure_kind("peer_drop"),
+    lambda: failure_kinds.FailureStage,
+    lambda: failure_kinds.declare_namespace("my_env", ["quota_hit"]),
+):
+    step()
+    loaded.append(sorted(name for name in sys.modules if name.startswith("failure_kinds")))
+print(json.dumps(loaded))
+"""
+
+
+def test_history_stages_and_checks_load_when_first_needed() -> None:
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", OLDER_PROBE], capture_output=True, text=True, check=True
+    )
+    warned, staged, declared = (set(step) for step in json.loads(result.stdout))
+    # An older label is reported: the warning needs the older labels, not the stages.
+    assert {"failure_kinds.history", "failure_kinds._suggest", "failure_kinds._display"} <= warned
+    assert "failure_kinds._stages" not in warned
+    assert staged - warned == {"failure_kinds._deferred", "failure_kinds._stages"}
+    assert declared - staged == {"failure_kinds._arguments"}
 
 
 def test_the_imported_core_fits_its_line_budget() -> None:

@@ -33,7 +33,7 @@ def test_strict_option_fails_every_emitting_test(pytester: pytest.Pytester) -> N
     # -rN: no short summary, whose line length depends on the terminal (and on CI=true).
     result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
     result.assert_outcomes(passed=1, failed=2)
-    message = "unregistered failure kinds reached validate_failure_kind: 'judge_faild'"
+    message = "failure kinds to fix reached validate_failure_kind: 'judge_faild'"
     message += " (did you mean 'judge_failed'?)"
     assert result.stdout.str().count(message) == 2
     result.stdout.fnmatch_lines(["*_ test_first _*", message, "*_ test_same_misspelling_later _*", message])
@@ -110,10 +110,56 @@ def test_strict_fails_on_undeclared_kinds_of_declared_servers(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*_ test_undeclared _*",
-            "unregistered failure kinds reached validate_failure_kind: 'swe_env:patch_aply_failed'"
+            "failure kinds to fix reached validate_failure_kind: 'swe_env:patch_aply_failed'"
             " (undeclared in namespace 'swe_env'; did you mean 'swe_env:patch_apply_failed'?)",
         ]
     )
+
+
+def test_strict_fails_on_older_labels_naming_the_replacement(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        def test_renamed():
+            failure_kinds.validate_failure_kind("peer_drop")
+            failure_kinds.validate_failure_kind("peer_drop")
+
+        def test_without_replacement():
+            failure_kinds.validate_failure_kind("timeout_exceeded")
+
+        def test_current():
+            failure_kinds.validate_failure_kind("transport_peer_drop")
+            failure_kinds.validate_failure_kind("judge_failed")  # an older registry label kept as it was
+        """
+    )
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_renamed _*",
+            "failure kinds to fix reached validate_failure_kind: 'peer_drop' (an older label; use"
+            " 'transport_peer_drop') x2",
+            "*_ test_without_replacement _*",
+            "failure kinds to fix reached validate_failure_kind: 'timeout_exceeded' (an older label"
+            " without a single replacement)",
+        ]
+    )
+
+
+def test_the_fixture_lists_older_labels_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds
+
+        def test_collects(failure_kinds_reported):
+            failure_kinds.validate_failure_kind("oom_killed")
+            failure_kinds.validate_failure_kind("provider_oom_killed")
+            failure_kinds.validate_failure_kind("oom_killed")
+            assert failure_kinds_reported == ["oom_killed", "oom_killed"]
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
 
 
 def test_failure_message_escapes_hostile_values(pytester: pytest.Pytester) -> None:

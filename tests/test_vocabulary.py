@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
 import pickle
+import re
 import subprocess
 import sys
 import typing
 
 import pytest
+from helpers import deprecated, warnings_of
 
 import failure_kinds
-from failure_kinds import FailureKind
+from failure_kinds import FailureKind, _runtime
 
 # Written out from the API document on purpose: the enum must reproduce it, not define it.
 SEED = {
@@ -165,3 +168,124 @@ def test_domains_group_kinds_in_enum_order() -> None:
     prefixed = {domain: values for domain, values in domains.items() if domain != "lifecycle"}
     prefixed["environment"] = ["environment_server_failed"]
     assert all(value.startswith(f"{domain}_") for domain, values in prefixed.items() for value in values)
+
+
+# What the upstream suites for this module check, in our words
+
+
+def test_every_name_is_one_lower_case_word_or_words_joined_by_underscores() -> None:
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", name) for name in failure_kinds.FAILURE_KINDS)
+
+
+def test_no_two_names_differ_only_by_case_or_separators() -> None:
+    squeezed = [name.lower().replace("_", "") for name in failure_kinds.FAILURE_KINDS]
+    assert len(set(squeezed)) == len(squeezed)
+
+
+def test_the_vocabulary_stays_a_safe_metric_label() -> None:
+    # Few names, each short and without spaces: free text belongs in failure_reason.
+    assert len(failure_kinds.FAILURE_KINDS) < 64
+    assert all(len(name) < 40 and " " not in name for name in failure_kinds.FAILURE_KINDS)
+
+
+def test_a_name_with_a_trailing_newline_is_neither_registered_nor_namespaced() -> None:
+    assert not failure_kinds.is_registered("judge_failed\n")
+    assert not failure_kinds.is_namespaced("my_server:odd_case\n")
+    assert failure_kinds.is_namespaced("lexmount_browser:quota_exhausted")
+    assert not failure_kinds.is_namespaced("judge_failed")
+
+
+# The lifecycle: first versions and deprecation
+
+
+def test_each_kind_records_the_release_it_first_appeared_in() -> None:
+    assert {kind.name: kind.since for kind in FailureKind} == {
+        **dict.fromkeys(SEED, "0.1.0"),
+        **dict.fromkeys(LATER, "0.3.0"),
+    }
+    assert failure_kinds.__version__ == "0.3.0"
+
+
+def test_no_kind_is_deprecated_today() -> None:
+    assert [kind for kind in FailureKind if kind.replaced_by is not None] == []
+    assert _runtime.DEPRECATED == {}
+
+
+def test_a_deprecated_kind_stays_registered_and_names_its_replacement(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with deprecated(FailureKind.SESSION_LOST, FailureKind.SESSION_EXPIRED) as kind:
+        assert kind.replaced_by is FailureKind.SESSION_EXPIRED
+        assert failure_kinds.is_registered("session_lost")
+        assert "session_lost" in failure_kinds.FAILURE_KINDS
+        assert _runtime.category("session_lost") == "registered"
+        assert failure_kinds.metric_label("session_lost") == "session_lost"  # its own series goes on
+        with caplog.at_level(logging.WARNING):
+            for _ in range(10):
+                assert failure_kinds.validate_failure_kind("session_lost") == "session_lost"
+                assert (
+                    failure_kinds.validate_failure_kind(FailureKind.SESSION_LOST) is FailureKind.SESSION_LOST
+                )
+            failure_kinds.validate_failure_kind("session_expired")
+        assert warnings_of(caplog) == ["deprecated failure kind 'session_lost'; use 'session_expired'"]
+    caplog.clear()
+    # Registered as before afterwards: silent again, and not deprecated.
+    assert FailureKind.SESSION_LOST.replaced_by is None
+    with caplog.at_level(logging.WARNING):
+        failure_kinds.validate_failure_kind("session_lost")
+    assert warnings_of(caplog) == []
+
+
+def test_a_deprecated_kind_fails_the_pytest_strict_mode_naming_its_replacement() -> None:
+    from failure_kinds.pytest_plugin import _describe  # pyright: ignore[reportPrivateUsage]
+
+    with deprecated(FailureKind.AGENT_RUN_ERROR, FailureKind.AGENT_REQUEST_FAILED):
+        message = _describe(["agent_run_error", "agent_run_error"])
+    assert message == (
+        "failure kinds to fix reached validate_failure_kind: 'agent_run_error' (deprecated; use "
+        "'agent_request_failed') x2"
+    )
+
+
+# The stages
+
+
+STAGES = ("admission", "seed", "agent", "verification", "cleanup")
+
+
+def test_failure_stage_is_a_literal_of_the_five_stages_in_order() -> None:
+    # Covers what stubtest cannot check (see stubs/stubtest-allowlist.txt).
+    alias = failure_kinds.FailureStage
+    assert typing.get_origin(alias) is typing.Literal
+    assert typing.get_args(alias) == STAGES
+    assert alias is failure_kinds.FailureStage  # built once
+
+
+def test_the_stage_enum_sits_beside_the_alias() -> None:
+    stage = failure_kinds.Stage
+    assert [member.value for member in stage] == list(STAGES)
+    assert [member.name for member in stage] == [value.upper() for value in STAGES]
+    assert stage("agent") is stage.AGENT
+    assert stage.AGENT == "agent"
+    assert isinstance(stage.AGENT, str)
+    assert json.dumps({"stage": stage.SEED}) == '{"stage": "seed"}'
+    assert pickle.loads(pickle.dumps(stage.CLEANUP)) is stage.CLEANUP
+    # Admission comes before seed: the order an episode runs in.
+    assert list(stage).index(stage.ADMISSION) < list(stage).index(stage.SEED)
+
+
+def test_every_stage_has_a_distinct_one_line_description() -> None:
+    descriptions = [member.description for member in failure_kinds.Stage]
+    assert len(set(descriptions)) == len(descriptions)
+    for description in descriptions:
+        assert description.strip() == description
+        assert "\n" not in description
+        assert description.endswith(".")
+        assert 20 <= len(description) <= 200
+
+
+def test_the_stage_names_are_exported() -> None:
+    assert {"Stage", "FailureStage"} <= set(failure_kinds.__all__)
+    from failure_kinds import FailureStage, Stage
+
+    assert typing.get_args(FailureStage) == tuple(Stage)

@@ -16,9 +16,10 @@ def build(name: str) -> object:
     if name == "FailureKindName":
         return getattr(typing, "Literal")[tuple(kind.value for kind in failure_kinds.FailureKind)]  # noqa: B009
     if name == "NamespacedFailureKind":
-        NamespacedFailureKind = typing.NewType("NamespacedFailureKind", str)
-        NamespacedFailureKind.__module__ = "failure_kinds"  # where users import it from, not this module
-        return NamespacedFailureKind
+        # Called through getattr: to a type checker a NewType is a module-level name, which this is not.
+        new_type = getattr(typing, "NewType")("NamespacedFailureKind", str)  # noqa: B009
+        new_type.__module__ = "failure_kinds"  # where users import it from, not this module
+        return new_type
     if name == "AnyFailureKind":
         both = (failure_kinds.FailureKindName, failure_kinds.NamespacedFailureKind)
         return getattr(typing, "Union")[both]  # noqa: B009

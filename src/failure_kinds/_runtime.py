@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping
     from typing import Any
 
-    Snapshot = tuple[set[object], dict[str, frozenset[str]], set[object], dict[object, str], bool, int, int]
+    _Snapshot = tuple[set[object], dict[str, frozenset[str]], set[object], dict[object, str], bool, int, int]
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 NAMESPACED_PATTERN = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
@@ -223,14 +223,14 @@ def label(name: object) -> "str | None":
     return text
 
 
-def snapshot() -> "Snapshot":
+def snapshot() -> "_Snapshot":
     """Everything declarations and reports change, for :func:`restore`: what a test saves first."""
     with _lock:
         state = (set(WARNED), dict(DECLARED), set(SILENT), dict(LABELS))
         return (*state, warned_overflow, silent_limit, labelled_namespaced)
 
 
-def restore(saved: "Snapshot") -> None:
+def restore(saved: "_Snapshot") -> None:
     """Put back what :func:`snapshot` returned, refilling the same objects (other modules hold them)."""
     global warned_overflow, silent_limit, labelled_namespaced
     with _lock:

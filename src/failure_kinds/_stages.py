@@ -10,9 +10,15 @@ does not build it.
 
 import enum
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Self
+# Each stage's value -> what it covers. Beside the enum rather than in its members, so that every member's
+# value is its plain literal for type checkers and for stubtest, which read this module as its own stub.
+_MEANINGS = {
+    "admission": "Accepting the episode to run, before anything is seeded for it.",
+    "seed": "Preparing the episode's environment and initial state, after admission.",
+    "agent": "The agent running the episode: its model calls, tool calls and commands.",
+    "verification": "Scoring the finished episode: the verifier and any judge it asks.",
+    "cleanup": "Releasing what the episode held after it ran, such as its environment session.",
+}
 
 
 class Stage(enum.StrEnum):
@@ -22,21 +28,13 @@ class Stage(enum.StrEnum):
     fail, not where execution stopped inside the environment server, so it leaves the stage unset.
     """
 
-    _value_: str
-    _description: str
-
-    def __new__(cls, value: str, description: str) -> "Self":
-        member = str.__new__(cls, value)
-        member._value_, member._description = value, description
-        return member
+    ADMISSION = "admission"
+    SEED = "seed"
+    AGENT = "agent"
+    VERIFICATION = "verification"
+    CLEANUP = "cleanup"
 
     @property
     def description(self) -> str:
         """One line saying which part of the episode this stage covers."""
-        return self._description
-
-    ADMISSION = "admission", "Accepting the episode to run, before anything is seeded for it."
-    SEED = "seed", "Preparing the episode's environment and initial state, after admission."
-    AGENT = "agent", "The agent running the episode: its model calls, tool calls and commands."
-    VERIFICATION = "verification", "Scoring the finished episode: the verifier and any judge it asks."
-    CLEANUP = "cleanup", "Releasing what the episode held after it ran, such as its environment session."
+        return _MEANINGS[self.value]

@@ -2,12 +2,13 @@
 
 Registered through the ``pytest11`` entry point and inert unless asked for:
 
-- ``pytest --failure-kinds-strict``, or ``failure_kinds_strict = true`` in the ini file: every
-  unregistered value that reaches ``validate_failure_kind`` during a test fails that test, every time,
-  not only the first time the process warns about it; so does an undeclared kind of a server given to
-  ``failure_kinds.declare_namespace``;
-- the ``failure_kinds_reported`` fixture: the unregistered and undeclared values that reached
-  ``validate_failure_kind`` during the current test, in order, one entry per occurrence.
+- ``pytest --failure-kinds-strict``, or ``failure_kinds_strict = true`` in the ini file: every value
+  ``validate_failure_kind`` warns about fails the test it reaches, every time, not only the first time
+  the process warns about it. That is an unregistered value (a misspelling, with the kind it probably
+  meant), an older label (with its replacement, or saying it has none), a deprecated kind (with its
+  replacement), and an undeclared kind of a server given to ``failure_kinds.declare_namespace``;
+- the ``failure_kinds_reported`` fixture: those values, as they reached ``validate_failure_kind``
+  during the current test, in order, one entry per occurrence.
 """
 
 from __future__ import annotations
@@ -74,26 +75,40 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 
 @pytest.fixture
 def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
-    """The unregistered values that reached validate_failure_kind during this test, one per occurrence."""
+    """The values validate_failure_kind reported during this test, one per occurrence."""
     # pytest types request.node loosely; every node has a stash, where pytest_runtest_setup put the list.
     return cast("pytest.Item", request.node).stash[_REPORTED]  # pyright: ignore[reportUnknownMemberType]
 
 
 def _describe(reported: list[object]) -> str:
     from failure_kinds._display import shown
-    from failure_kinds._suggest import suggest_any
 
     counts: dict[str, int] = {}
     for value in reported:
         text = _runtime.plain(value)
-        described = shown(value if text is None else text)
-        if text is not None:
-            hint = suggest_any(text)
-            if _runtime.category(text) == "undeclared":
-                described += f" (undeclared in namespace {shown(text.partition(':')[0])}"
-                described += f"; did you mean {hint!r}?)" if hint is not None else ")"
-            elif hint is not None:
-                described += f" (did you mean {hint!r}?)"
+        described = shown(value) if text is None else shown(text) + _advice(text)
         counts[described] = counts.get(described, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())
-    return f"unregistered failure kinds reached validate_failure_kind: {listed}"
+    return f"failure kinds to fix reached validate_failure_kind: {listed}"
+
+
+def _advice(text: str) -> str:
+    """What to write instead of ``text``, in parentheses after it, or nothing when nothing is known."""
+    from failure_kinds._display import shown
+    from failure_kinds._suggest import suggest_any
+    from failure_kinds.history import older_label
+
+    found = _runtime.category(text)
+    if found == "registered":  # registered and still reported: deprecated
+        return f" (deprecated; use {_runtime.DEPRECATED.get(text)!r})"
+    if found == "legacy":
+        older = older_label(text)
+        if older is None or older.replacement is None:
+            return " (an older label without a single replacement)"
+        return f" (an older label; use {older.replacement!r})"
+    hint = suggest_any(text)
+    suggestion = f"did you mean {hint!r}?" if hint is not None else ""
+    if found == "undeclared":
+        namespace = f"undeclared in namespace {shown(text.partition(':')[0])}"
+        return f" ({namespace}; {suggestion})" if suggestion else f" ({namespace})"
+    return f" ({suggestion})" if suggestion else ""
