@@ -36,6 +36,11 @@ class MissingName:
 
     __slots__ = ("col_offset", "lineno", "name", "owner")
 
+    lineno: int
+    col_offset: int
+    name: str
+    owner: str
+
     def __init__(self, lineno: int, col_offset: int, name: str, owner: str) -> None:
         self.lineno = lineno
         self.col_offset = col_offset

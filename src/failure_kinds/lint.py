@@ -207,6 +207,8 @@ class Checker:
     fields: frozenset[str]
     namespaces: dict[str, frozenset[str]] | None
     triggers: tuple[bytes, ...]
+    # The names the package and its enum have, which a constant read from them is checked against.
+    names: tuple[frozenset[str], frozenset[str]]
 
     def __init__(
         self,
