@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from helpers import command, run_cli_bytes
+from helpers import command, needs, run_cli_bytes
 
 ROOT = Path(__file__).parent.parent
 # Address space for the whole interpreter: imports take about 100 MiB of it, so this leaves a few
@@ -274,6 +274,7 @@ def test_alias_file_that_is_a_device() -> None:
     assert "not a regular file" in result.stderr.decode()
 
 
+@needs("msgspec")
 def test_a_field_of_a_thousand_segments(tmp_path: Path) -> None:
     def nested(depth: int) -> str:
         return '{"level": ' * depth + '"cancelled"' + "}" * depth

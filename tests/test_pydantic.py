@@ -8,10 +8,14 @@ import subprocess
 import sys
 import typing
 
-import pydantic
 import pytest
 
+pytest.importorskip("pydantic")
+
+import pydantic
+
 import failure_kinds as fk
+import failure_kinds.history
 from failure_kinds.pydantic import FailureKindField
 
 
@@ -41,6 +45,21 @@ def test_keeps_unregistered_values_and_warns_once(caplog: pytest.LogCaptureFixtu
     second = RolloutFailure.model_validate_json('{"failure_kind": "judge_faild"}')
     assert first.failure_kind == second.failure_kind == "judge_faild"
     assert warnings_of(caplog) == ["unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?"]
+
+
+def test_keeps_older_labels_and_names_their_replacement(caplog: pytest.LogCaptureFixture) -> None:
+    renamed = RolloutFailure.model_validate({"failure_kind": "oom_killed", "previous_kind": "oom_killed"})
+    unmapped = RolloutFailure.model_validate_json('{"failure_kind": "timeout_exceeded"}')
+    assert (renamed.failure_kind, renamed.previous_kind, unmapped.failure_kind) == (
+        "oom_killed",
+        "oom_killed",
+        "timeout_exceeded",
+    )
+    assert warnings_of(caplog) == [
+        "older failure kind label 'oom_killed'; use 'provider_oom_killed'",
+        "older failure kind label 'timeout_exceeded' without a single replacement: "
+        + fk.history.OLDER_LABELS["timeout_exceeded"].note,
+    ]
 
 
 def test_serializes_as_plain_string(caplog: pytest.LogCaptureFixture) -> None:
