@@ -332,3 +332,50 @@ def test_fix_and_diff_together_are_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("lint", "--fix", "--diff", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
+
+
+LINES = [
+    'row = {"failure_kind": "peer_drop"}',
+    "record(failure_kind='unreachable' if failed else None)",
+    'kind = row.get("failure_kind", "oom_killed")',
+    'row = {"failure_kind": "timeout_exceeded"}',
+    'row = {"failure_kind": "judge_faild"}',
+    'row = {"failure_kind": "transport_timeout"}',
+    "# é comment with 'peer_drop' in it",
+    'note = "peer_drop"',
+    'row = {"failure_kind": "peer_drop"}  # noqa: FK004',
+    'if row["failure_kind"] in ("resource", "timeout"):\n    pass',
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=12), st.sampled_from(["\n", "\r\n"]))
+def test_fixing_generated_producers_leaves_only_what_has_no_certain_fix(
+    lines: list[str], line_end: str
+) -> None:
+    source = line_end.join(line.replace("\n", line_end) for line in lines).encode()
+    checker = lint.Checker()
+    before = checker.check_source(source, "generated.py")
+    fixes = [finding.fix for finding in before if finding.fix is not None]
+    after, applied = _fix.apply(source, fixes)
+    assert len(applied) == len(fixes)
+    ast.parse(after)
+    remaining = checker.check_source(after, "generated.py")
+    assert all(finding.fix is None for finding in remaining)
+    assert sorted(finding.code for finding in remaining) == sorted(
+        finding.code for finding in before if finding.fix is None
+    )
+    # Only the fixed literals changed: a line without a fix is byte for byte the same, and a fixed line
+    # turns back into the original when each replacement is read as its older label again.
+    fixed_lines = {fix.line for fix in applied}
+    old_lines, new_lines = source.split(line_end.encode()), after.split(line_end.encode())
+    assert len(old_lines) == len(new_lines)
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=True), start=1):
+        if number not in fixed_lines:
+            assert new == old
+            continue
+        restored = new.decode()
+        for fix in applied:
+            if fix.line == number:
+                restored = restored.replace(fix.new, fix.old)
+        assert restored.encode() == old
