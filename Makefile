@@ -78,7 +78,7 @@ $(VENV)/%/installed: pyproject.toml
 # The demo needs the package and its fast decoder only, not the test and benchmark tools.
 $(DEMO)/installed: pyproject.toml
 	rm -rf $(DEMO)
-	$(call python_for,3.11) -m venv $(DEMO)
+	$(call python_for,$(FIRST)) -m venv $(DEMO)
 	$(DEMO)/bin/$(PIP_INSTALL) --upgrade pip
 	$(DEMO)/bin/$(PIP_INSTALL) --editable '.[fast]'
 	touch $@
