@@ -298,3 +298,54 @@ def test_an_older_label_by_its_enum_name_is_not_a_label() -> None:
     # An enum or constant name is not a value: "PEER_DROP" is a misspelling, not the older label.
     assert failure_kinds.metric_label("PEER_DROP") == failure_kinds.OTHER_LABEL
     assert FailureKind.TRANSPORT_PEER_DROP.value == failure_kinds.metric_label("peer_drop")
+
+
+@given(st.text(max_size=80))
+def test_any_attribute_name_resolves_or_raises_attribute_error(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            value = getattr(failure_kinds, name)
+        except AttributeError:
+            return
+    if name.upper() == name and name.lower() in OLDER_LABELS:
+        assert value == name.lower()
+
+
+@given(
+    st.one_of(
+        st.sampled_from(sorted(OLDER)),
+        st.text(max_size=40).map(lambda text: "peer_drop" + text),
+        st.builds(lambda label: type("Label", (str,), {})(label), st.sampled_from(sorted(OLDER))),
+    )
+)
+def test_categories_and_labels_of_older_shapes_never_raise(value: str) -> None:
+    found = _runtime.category(value)
+    assert found in {"legacy", "unregistered", "namespaced"}
+    assert (found == "legacy") == (str.__str__(value) in OLDER_LABELS)
+    label = failure_kinds.metric_label(value)
+    assert type(label) is str
+    assert label == (RENAMED.get(str.__str__(value)) or failure_kinds.OTHER_LABEL) or found == "namespaced"
+    assert failure_kinds.validate_failure_kind(value) is value
+
+
+def test_a_stream_of_mixed_labels_warns_once_per_distinct_older_label(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # What an old log replayed through a producer looks like: mostly current kinds and namespaced
+    # values, every older label many times, and a few hundred distinct misspellings.
+    current = sorted(failure_kinds.FAILURE_KINDS)
+    stream = [current[number % len(current)] for number in range(10_000)]
+    stream += [f"env_{number % 50}:kind_{number % 7}" for number in range(5_000)]
+    stream += sorted(OLDER) * 200
+    stream += [f"judge_faild_{number}" for number in range(300)]
+    with caplog.at_level(logging.WARNING):
+        for value in stream:
+            failure_kinds.validate_failure_kind(value)
+    messages = warnings_of(caplog)
+    older = [message for message in messages if message.startswith("older failure kind label")]
+    assert len(older) == len(OLDER)
+    assert sum(message.startswith("unregistered failure kind") for message in messages) == 300
+    assert len(messages) == len(OLDER) + 300
+    labels = {failure_kinds.metric_label(value) for value in sorted(OLDER)}
+    assert labels == {*RENAMED.values(), failure_kinds.OTHER_LABEL}

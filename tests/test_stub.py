@@ -36,6 +36,23 @@ def test_stub_spells_out_every_kind() -> None:
         assert f'    "{kind.value}",' in text
 
 
+def test_stub_spells_out_every_stage_and_the_lifecycle_properties() -> None:
+    import failure_kinds
+
+    text = STUB.read_text(encoding="utf-8")
+    stages = list(failure_kinds.Stage)
+    assert len(stages) == 5
+    block = text.split("FailureStage: TypeAlias = Literal[", 1)[1].split("]", 1)[0]
+    assert [line.strip().strip('",') for line in block.strip().splitlines()] == [s.value for s in stages]
+    for stage in stages:
+        assert f'    {stage.name} = "{stage.value}"' in text
+    assert "class Stage(enum.StrEnum):" in text
+    assert "    def since(self) -> str: ..." in text
+    assert "    def replaced_by(self) -> FailureKind | None: ..." in text
+    for name in ("Stage", "FailureStage"):
+        assert f'    "{name}",' in text
+
+
 def test_check_mode_detects_drift(tmp_path: Path) -> None:
     # A copy of the generator whose stub is edited by hand must fail its --check.
     copy = tmp_path / "stubs"
