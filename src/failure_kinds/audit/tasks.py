@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import stat
 from dataclasses import dataclass
 
 from . import wire
@@ -181,11 +182,14 @@ def plan(sources: Sequence[Source], jobs: int, chunk_bytes: int | None = None) -
                 with open(path, "rb") as file:
                     identity = Identity.of(os.fstat(file.fileno()))  # the file the cuts are found in
                     size = identity.size
-                    starts = line_starts(file, size, chunk_bytes)
+                    if is_gzip(source.display, file.read(len(GZIP_MAGIC))):
+                        kind, starts = GZIP, [0]  # gzip by its content: read whole
+                    else:
+                        starts = line_starts(file, size, chunk_bytes)
             except OSError:
                 starts = [0]  # the task for the whole file reports the error
             for start, stop, length in ranges(starts, size):
-                task = Task(len(tasks), LINES, path, source.display, start, stop, length, None, identity)
+                task = Task(len(tasks), kind, path, source.display, start, stop, length, None, identity)
                 tasks.append(task)
         elif kind == PARQUET:
             from .parquet import row_group_runs
@@ -203,7 +207,9 @@ def plan(sources: Sequence[Source], jobs: int, chunk_bytes: int | None = None) -
 
 
 def _shape(source: Source) -> tuple[Source, str, int, Identity | None]:
-    """What a source is (plain lines, gzip, Parquet or a stream), its size in bytes and its identity."""
+    """What a source is (plain lines or gzip, Parquet or a stream), its size in bytes and its identity.
+    A file is not opened here: one read whole finds gzip by its content as it reads (see
+    ``sources.decompressed``), and one large enough to be cut is looked at when it is cut."""
     if source.path is None:
         return source, STREAM, 0, None
     if source.error is not None:  # a directory that could not be listed
@@ -212,21 +218,14 @@ def _shape(source: Source) -> tuple[Source, str, int, Identity | None]:
         status = os.stat(source.path)
     except (OSError, ValueError):
         return source, LINES, 0, None  # the task reports why it cannot be read
-    import stat
-
     if not stat.S_ISREG(status.st_mode):
         return source, STREAM, 0, None
     identity = Identity.of(status)
     if is_parquet(source.path):
         return source, PARQUET, status.st_size, identity
-    if is_gzip(source.display, b""):  # gzip by its name: no need to read it
+    if is_gzip(source.display, b""):  # gzip by its name
         return source, GZIP, status.st_size, identity
-    try:
-        with open(source.path, "rb") as file:
-            head = file.read(len(GZIP_MAGIC))
-    except OSError:
-        return source, LINES, 0, None
-    return source, GZIP if is_gzip(source.display, head) else LINES, status.st_size, identity
+    return source, LINES, status.st_size, identity
 
 
 def batched(tasks: Sequence[Task], batch_bytes: int) -> list[Batch]:
