@@ -11,18 +11,16 @@ A released kind is never removed or re-valued. A member records the release it f
 element, "0.1.0" when left out); a later release deprecates one with a fourth, its replacement's value: it
 stays registered, and validate_failure_kind and every tool name the replacement.
 
-``import failure_kinds`` loads only the standard library (not even :mod:`typing`) and stays cheap. The
-runtime state is in ``_runtime``; suggestions and the display of values load when a warning is written, the
-older labels (:mod:`failure_kinds.history`) for a value neither registered nor namespaced, the stages and
-typing names (``_deferred``) on first use. Static types are in the generated ``__init__.pyi`` beside this.
+``import failure_kinds`` loads only the standard library (not even :mod:`typing`): the runtime state is in
+``_runtime``; display and suggestions load with a warning, :mod:`failure_kinds.history` for a value neither
+registered nor namespaced, the stages and typing names on first use. Static types are in ``__init__.pyi``.
 """
 
 import enum
 
 import failure_kinds._runtime as _runtime
 
-# Names used only in (string) annotations, for type checkers alone: importing this costs neither typing nor
-# __future__. Type checkers read users' types from the generated stub.
+# For type checkers alone (string annotations): importing this costs neither typing nor __future__.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -65,8 +63,7 @@ class FailureKind(enum.StrEnum):
 
     @property
     def domain(self) -> str:
-        """The part of a rollout the failure belongs to: the name's first word, except that cancelled,
-        kill_shaped and shutdown share ``lifecycle`` and protocol_violation is ``environment``'s."""
+        """The name's first word, but ``lifecycle`` for the process's life, ``environment`` for protocols."""
         if self in (FailureKind.CANCELLED, FailureKind.KILL_SHAPED, FailureKind.SHUTDOWN):
             return "lifecycle"
         return "environment" if self is FailureKind.PROTOCOL_VIOLATION else self.value.partition("_")[0]
@@ -183,8 +180,7 @@ FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
 OTHER_LABEL = "_other"
 """The metric label :func:`metric_label` gives any value that has no label of its own."""
 
-# The runtime state lives in _runtime. The first four names are the seed's, which upstream tests use as they
-# are; the last three save validate_failure_kind an attribute lookup per call.
+# The seed's four names, as upstream tests use them, then three that save validate_failure_kind a lookup.
 _runtime.register([(kind.value, kind.replaced_by and kind.replaced_by.value) for kind in FailureKind])
 _NAME_PATTERN, _NAMESPACED_PATTERN = _runtime.NAME_PATTERN, _runtime.NAMESPACED_PATTERN
 _WARNED_UNKNOWN, logger = _runtime.WARNED, _runtime.logger
@@ -226,26 +222,31 @@ def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
     ``[a-z][a-z0-9_]*``, when a kind is not a string, when ``kinds`` is empty, a single string or not
     iterable. Nothing is declared when it raises.
     """
-    _runtime.declare(server, kinds)
+    from failure_kinds._arguments import declaration  # the checks load on the first declaration
+
+    _runtime.declare(*declaration(server, kinds))
 
 
 def validate_failure_kind(name: "_T") -> "_T":
     """Return ``name`` unchanged, warning once per unregistered value.
 
-    Producers call this at their boundary. ``None``, registered and namespaced values pass silently;
-    anything else is logged once as a WARNING on the ``failure_kinds`` logger: an older label or a
-    deprecated kind with its replacement, anything else with a suggestion where one is close. A namespaced
-    value of a server given to :func:`declare_namespace` passes only when its kind was declared. It warns
-    rather than raises so a component that still emits an old label stays visible during migration:
-    rejecting it would turn an observable wrong name into an invisible dropped failure. It never raises.
+    Producers call this at their boundary. ``None``, registered and namespaced values pass silently; anything
+    else is logged once as a WARNING on the ``failure_kinds`` logger: an older label or a deprecated kind with
+    its replacement, anything else with a suggestion where one is close. A namespaced value of a server given
+    to :func:`declare_namespace` passes only when its kind was declared. It warns rather than raises so a
+    component that still emits an old label stays visible during migration: rejecting it would turn an
+    observable wrong name into an invisible dropped failure. It never raises.
     """
     try:
         if name in _SILENT or (name in _WARNED_UNKNOWN and not _OBSERVERS):
             return name
     except Exception:
         pass  # unhashable, or a raising __hash__ or __eq__: judged by its text or type below
-    try:  # noqa: SIM105 - a try costs nothing here, contextlib.suppress a call per bad value
-        _runtime.note(name)
+    try:  # a try costs nothing here, where contextlib.suppress would cost a call per bad value
+        if not _runtime.quiet(name):
+            from failure_kinds._reporting import report  # with the suggestions and display a warning needs
+
+            report(name)
     except Exception:
         pass  # a warning is a courtesy: the producer's failure record matters more
     return name
@@ -292,9 +293,8 @@ def __getattr__(name: str) -> object:
     return older_name(name)
 
 
-# The constants come from the enum and the typing names and stages from __getattr__, so checkers cannot
-# follow this list; the generated stub spells it out.
-__all__ = ["FAILURE_KINDS", "OTHER_LABEL", "FailureKind", *FailureKind.__members__]  # pyright: ignore[reportUnsupportedDunderAll]
-__all__ += ["AnyFailureKind", "FailureKindName", "FailureStage", "NamespacedFailureKind", "Stage"]  # pyright: ignore[reportUnsupportedDunderAll]
-__all__ += ["declare_namespace", "is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
+# Checkers cannot follow this list (enum constants, __getattr__ names): the generated stub spells it out.
+__all__ = ["FAILURE_KINDS", "OTHER_LABEL", "FailureKind", *FailureKind.__members__, "AnyFailureKind"]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ += ["FailureKindName", "FailureStage", "NamespacedFailureKind", "Stage", "declare_namespace"]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ += ["is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
 __all__ += ["validate_failure_kind"]

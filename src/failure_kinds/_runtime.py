@@ -10,7 +10,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from typing import Any
 
     _Snapshot = tuple[set[object], dict[str, frozenset[str]], set[object], dict[object, str], bool, int, int]
@@ -51,7 +51,7 @@ DECLARED: "dict[str, frozenset[str]]" = {}
 OBSERVERS: "list[Callable[[object], object]]" = []
 
 # Guards every change above. Reentrant: a warning is logged while it is held, and a handler may validate.
-_lock = threading.RLock()
+LOCK = threading.RLock()
 
 
 def register(kinds: "Collection[tuple[str, str | None]]") -> None:
@@ -106,14 +106,11 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
 _AS_SETS: "dict[int, tuple[tuple[str, ...], frozenset[str]]]" = {}
 
 
-def declare(server: str, kinds: "Iterable[str]") -> None:
-    """declare_namespace's work; see its docstring for what it promises."""
-    from failure_kinds._arguments import declaration
-
+def declare(text: str, declared: "set[str]") -> None:
+    """declare_namespace's work, on its arguments once checked (_arguments.declaration): see its docstring."""
     global silent_limit, labelled_namespaced
-    text, declared = declaration(server, kinds)
     prefix = text + ":"
-    with _lock:
+    with LOCK:
         before = DECLARED.get(text)
         after = frozenset(declared) if before is None else before | declared
         if after == before:
@@ -148,55 +145,17 @@ def passes(text: str) -> bool:
     if declared is not None:
         return kind in declared
     if len(text) <= REMEMBER_LENGTH and len(SILENT) < silent_limit:
-        with _lock:
+        with LOCK:
             # Checked again under the lock: declare may have run since the lookup above.
             if server not in DECLARED and len(SILENT) < silent_limit:
                 SILENT.add(text)
     return True
 
 
-def note(name: object) -> None:
-    """Tell the observers about ``name`` unless it passes silently, and warn about it once."""
-    global warned_overflow
+def quiet(name: object) -> bool:
+    """Whether validate_failure_kind lets ``name`` pass without a word (else see _reporting.report)."""
     text = plain(name)
-    if name is None or (text is not None and passes(text)):
-        return
-    from failure_kinds._suggest import describe  # here: suggestions load only when a warning may be written
-
-    for observer in OBSERVERS:
-        try:  # noqa: SIM105 - as in validate_failure_kind: no call per value for contextlib.suppress
-            observer(name)
-        except Exception:
-            pass  # one broken observer must not silence the others
-    if warned_overflow and len(WARNED) >= WARNED_LIMIT:
-        return  # nothing new is reported any more: not worth working out the value's key
-    message = describe(name) if text is None else None
-    if text is None or len(text) <= REMEMBER_LENGTH:
-        key: object = message if text is None else text
-    else:
-        key = ("long str", len(text), hash(text), text[:64])  # a str caches its hash: no rehash next time
-    with _lock:
-        if key in WARNED:
-            return
-        if len(WARNED) >= WARNED_LIMIT:
-            if not warned_overflow:
-                warned_overflow = True
-                try:
-                    logger.warning(
-                        "%d distinct unregistered failure kinds reported; further distinct "
-                        "unregistered kinds are no longer reported one by one",
-                        WARNED_LIMIT,
-                    )
-                except Exception:
-                    warned_overflow = False  # not emitted: the notice is still owed
-            return
-        # Marked before logging, so a handler validating the same value on this thread stays quiet, and
-        # unmarked when logging raised, so the warning is still owed. Other threads wait on the lock.
-        WARNED.add(key)
-        try:
-            logger.warning("%s", describe(text) if message is None else message)
-        except Exception:
-            WARNED.discard(key)
+    return name is None or (text is not None and passes(text))
 
 
 def label(name: object) -> "str | None":
@@ -213,7 +172,7 @@ def label(name: object) -> "str | None":
 
         older = OLDER_LABELS.get(text)  # an older label with a single replacement counts as that kind
         return None if older is None else older.replacement
-    with _lock:
+    with LOCK:
         if text in LABELS:
             return LABELS[text]
         if text.partition(":")[0] in DECLARED or labelled_namespaced >= LABEL_LIMIT:
@@ -225,7 +184,7 @@ def label(name: object) -> "str | None":
 
 def snapshot() -> "_Snapshot":
     """Everything declarations and reports change, for :func:`restore`: what a test saves first."""
-    with _lock:
+    with LOCK:
         state = (set(WARNED), dict(DECLARED), set(SILENT), dict(LABELS))
         return (*state, warned_overflow, silent_limit, labelled_namespaced)
 
@@ -233,7 +192,7 @@ def snapshot() -> "_Snapshot":
 def restore(saved: "_Snapshot") -> None:
     """Put back what :func:`snapshot` returned, refilling the same objects (other modules hold them)."""
     global warned_overflow, silent_limit, labelled_namespaced
-    with _lock:
+    with LOCK:
         state: tuple[Any, ...] = (WARNED, DECLARED, SILENT, LABELS)  # each kept copy has its type
         for live, kept in zip(state, saved[:4], strict=True):
             live.clear()
@@ -244,6 +203,6 @@ def restore(saved: "_Snapshot") -> None:
 def forget_reports() -> None:
     """Report every value again, as a new process would: what a test does before it starts."""
     global warned_overflow
-    with _lock:
+    with LOCK:
         WARNED.clear()
         warned_overflow = False
