@@ -19,7 +19,9 @@ import json
 import os
 import pickle
 import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from . import wire
 from .errors import describe_read_error
@@ -31,13 +33,13 @@ from .sources import GZIP_MAGIC, Source, decompressed, is_gzip, is_parquet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import IO, Final, TypeAlias
+    from typing import IO, Final
 
-    Batch: TypeAlias = Sequence["Task"]
-    """Consecutive tasks read into one partial (see ``batched``)."""
-    Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, Pins | None, ByteProgress], PartialReport]
-    """Runs batches (in workers, on Ray, or here in tests) and merges their partials in input order."""
+# Defined at run time, not for type checkers alone: stubtest (and any reader of the module) finds them.
+Batch: TypeAlias = Sequence["Task"]
+"""Consecutive tasks read into one partial (see ``batched``)."""
+Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", ByteProgress], PartialReport]
+"""Runs batches (in workers, on Ray, or here in tests) and merges their partials in input order."""
 
 # A plain file is cut into ranges of about this many bytes at most, and at least MIN_CHUNK_BYTES: many
 # ranges per worker keep the workers busy to the end (a worker left alone works on one small range at
