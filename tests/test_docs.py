@@ -9,6 +9,7 @@ session: each `$ COMMAND` runs from the repository's top directory and prints ex
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import os
@@ -307,5 +308,13 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert "<code>transport_timeout</code>" in vocabulary
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "validate_failure_kind" in api
+    # Docstrings are Markdown: a Sphinx role would show as raw text, and a constant inspected without a
+    # docstring of its own would show its type's (frozenset's, str's) and, for a set, its hash order.
+    api_text = html.unescape(re.sub(r"<[^>]+>", "", api))
+    assert not re.search(r":(mod|func|class|data|meth|attr|exc|obj):", api_text)
+    assert "frozenset() -> empty" not in api_text
+    assert "str(object=" not in api_text
+    assert "frozenset({" not in api_text
+    assert 'OTHER_LABEL = "_other"' in api_text
     quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"

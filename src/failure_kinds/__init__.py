@@ -11,8 +11,8 @@ A released kind is never removed or re-valued. A member records the release it f
 element, "0.1.0" when left out); a later release deprecates one with a fourth, its replacement's value: it
 stays registered, and validate_failure_kind and every tool name the replacement.
 
-``import failure_kinds`` loads only the standard library (not even :mod:`typing`): the runtime state is in
-``_runtime``; display and suggestions load with a warning, :mod:`failure_kinds.history` for a value neither
+``import failure_kinds`` loads only the standard library (not even `typing`): the runtime state is in
+``_runtime``; display and suggestions load with a warning, `failure_kinds.history` for a value neither
 registered nor namespaced, the stages and typing names on first use. Static types are in ``__init__.pyi``.
 """
 
@@ -178,7 +178,7 @@ globals().update({kind.name: kind.value for kind in FailureKind})
 FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
 
 OTHER_LABEL = "_other"
-"""The metric label :func:`metric_label` gives any value that has no label of its own."""
+"""The metric label `metric_label` gives any value that has no label of its own."""
 
 # The seed's four names, as upstream tests use them, then three that save validate_failure_kind a lookup.
 _runtime.register([(kind.value, kind.replaced_by and kind.replaced_by.value) for kind in FailureKind])
@@ -199,7 +199,7 @@ def is_namespaced(name: object) -> bool:
 
 
 def namespaced(server: str, kind: str) -> str:
-    """Build the namespaced kind ``"<server>:<kind>"``. Raises :class:`ValueError` naming the malformed
+    """Build the namespaced kind ``"<server>:<kind>"``. Raises `ValueError` naming the malformed
     part when ``server`` or ``kind`` does not match ``[a-z][a-z0-9_]*``."""
     text = f"{_runtime.plain(server)}:{_runtime.plain(kind)}"  # a part that is not a str reads "None"
     if _NAMESPACED_PATTERN.fullmatch(text) is None:
@@ -213,12 +213,12 @@ def declare_namespace(server: str, kinds: "Iterable[str]") -> None:
     """Declare the kinds of an environment's own namespace ``server``.
 
     After it, a ``"<server>:<kind>"`` value whose kind was not declared is reported by
-    :func:`validate_failure_kind` (once, with the closest declared kind as a suggestion), labelled
-    :data:`OTHER_LABEL` by :func:`metric_label` and fails a test under the pytest strict mode. Servers never
+    `validate_failure_kind` (once, with the closest declared kind as a suggestion), labelled
+    `OTHER_LABEL` by `metric_label` and fails a test under the pytest strict mode. Servers never
     declared keep passing silently. Calling it again for the same server adds kinds; repeating a call
     changes nothing. Safe to call from several threads, and before or after values were validated.
 
-    Raises :class:`ValueError` naming the bad part when ``server`` or a kind does not match
+    Raises `ValueError` naming the bad part when ``server`` or a kind does not match
     ``[a-z][a-z0-9_]*``, when a kind is not a string, when ``kinds`` is empty, a single string or not
     iterable. Nothing is declared when it raises.
     """
@@ -233,7 +233,7 @@ def validate_failure_kind(name: "_T") -> "_T":
     Producers call this at their boundary. ``None``, registered and namespaced values pass silently; anything
     else is logged once as a WARNING on the ``failure_kinds`` logger: an older label or a deprecated kind with
     its replacement, anything else with a suggestion where one is close. A namespaced value of a server given
-    to :func:`declare_namespace` passes only when its kind was declared. It warns rather than raises so a
+    to `declare_namespace` passes only when its kind was declared. It warns rather than raises so a
     component that still emits an old label stays visible during migration: rejecting it would turn an
     observable wrong name into an invisible dropped failure. It never raises.
     """
@@ -258,7 +258,7 @@ def metric_label(name: object) -> str:
     Registered and declared names are their own label, as a plain ``str``, and an older label with a single
     replacement has the replacement's. So has a namespaced value of a server that declared nothing its own,
     while at most 100 characters long and among the first 512 such distinct values; any other value,
-    including an undeclared kind of a declared server, is :data:`OTHER_LABEL`.
+    including an undeclared kind of a declared server, is `OTHER_LABEL`.
     """
     try:  # the stored label, never ``name``: a str subclass equal to a label must not smuggle in its text
         label = _LABELS.get(name)

@@ -1,4 +1,4 @@
-"""Where in an episode a failure happened: the :class:`Stage` vocabulary.
+"""Where in an episode a failure happened: the `Stage` vocabulary.
 
 A stage is independent of the failure's kind and of any retry policy: ``transport_timeout`` may happen at
 admission or during verification, and the stage says which. The failure record carries it beside the kind

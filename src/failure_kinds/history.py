@@ -7,9 +7,9 @@ A label of the older registry that the current vocabulary kept unchanged (``judg
 ``kill_shaped``, ``session_lost``, ``agent_request_failed``) is a current kind, not an older label.
 
 Code written against the older registry keeps running: ``failure_kinds`` resolves the registry's names
-(:data:`FAILURE_KIND_REGISTRY`, :data:`ACTIVE_FAILURE_KINDS`, :data:`RESERVED_FAILURE_KINDS`,
-:class:`FailureKindRegistration`) and its constants (``PEER_DROP`` and the rest) from here on first use,
-each constant with a :class:`DeprecationWarning`. The stub leaves them out, so a type checker points at
+(`FAILURE_KIND_REGISTRY`, `ACTIVE_FAILURE_KINDS`, `RESERVED_FAILURE_KINDS`,
+`FailureKindRegistration`) and its constants (``PEER_DROP`` and the rest) from here on first use,
+each constant with a `DeprecationWarning`. The stub leaves them out, so a type checker points at
 every use still to migrate.
 
 Loaded only when something needs it (a value that is neither registered nor namespaced, or a tool);
@@ -169,7 +169,7 @@ def older_name(name: str) -> object:
     """The older registry's module-level name ``name``, as ``failure_kinds`` resolves it on first use.
 
     A constant of an older label warns that it is deprecated, naming the constant to write instead.
-    Raises :class:`AttributeError` for any other name, as a module does.
+    Raises `AttributeError` for any other name, as a module does.
     """
     registry_names: dict[str, object] = {
         "FAILURE_KIND_REGISTRY": FAILURE_KIND_REGISTRY,
