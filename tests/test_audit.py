@@ -317,7 +317,7 @@ def test_alias_option_parsing() -> None:
 
 def test_alias_file(tmp_path: Path) -> None:
     assert audit.load_alias_file(str(EXAMPLES / "aliases.toml")) == {
-        "timeout_exceeded": "transport_timeout",
+        "timeout_exceeded": "agent_timeout",
         "transient": "transport_peer_drop",
         "judge_parse_error": "judge_unparseable",
     }

@@ -178,7 +178,7 @@ def test_audit_with_aliases_regroups() -> None:
     result = run("audit", EXAMPLE, "--aliases", ALIASES, "--alias", "Judge-Failed=judge_failed")
     assert result.returncode == 0
     assert "timeout_exceeded" in result.stdout
-    assert "-> transport_timeout" in result.stdout
+    assert "-> agent_timeout" in result.stdout
     assert "-> judge_failed" in result.stdout
     assert "regrouped by canonical kind" in result.stdout
 
@@ -220,7 +220,7 @@ def test_audit_json_schema() -> None:
     aliased = {
         entry["value"]: entry["canonical"] for entry in report["kinds"] if entry["category"] == "aliased"
     }
-    assert aliased["timeout_exceeded"] == "transport_timeout"
+    assert aliased["timeout_exceeded"] == "agent_timeout"
     assert report["files"] == [{"path": EXAMPLE, "records": report["records"], "error": None}]
     assert set(report["namespaces"]) == {"swe_env", "web_env"}
 
