@@ -11,6 +11,7 @@ older label stays known.
 from __future__ import annotations
 
 import json
+import re
 from typing import cast
 
 TYPE_CHECKING = False
@@ -105,7 +106,10 @@ def read_export(path: str) -> dict[str, object]:
         with open(path, "rb") as file:
             data = file.read(READ_LIMIT + 1)
     except (OSError, ValueError) as error:
-        raise ExportError(f"{shown}: {getattr(error, 'strerror', None) or error}") from None
+        # In the words every command uses for a file it cannot read ("no such file"), the audit's.
+        from failure_kinds.audit.errors import describe_read_error
+
+        raise ExportError(f"{shown}: {describe_read_error(error)}") from None
     if len(data) > READ_LIMIT:
         raise ExportError(f"{shown}: larger than {READ_LIMIT // (1024 * 1024)} MiB; not an export")
     try:
@@ -127,6 +131,12 @@ _REQUIRED: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
     "stages": (("value", str),),
     "older_labels": (("label", str), ("replacement", (str, type(None)))),
 }
+# Every text a comparison prints is a name of one of these shapes, so a crafted export can neither forge an
+# output line (a control character, a line break) nor flood it: anything else makes the file malformed.
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,99}")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9_]{0,99}")
+_SHAPES = {"name": _CONSTANT}
+_VERSION = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}")
 
 
 def _problem(export: object) -> str | None:
@@ -134,7 +144,7 @@ def _problem(export: object) -> str | None:
     if not isinstance(export, dict):
         return "the top level is not an object"
     data = cast("dict[str, object]", export)
-    if data.get("format") != FORMAT:
+    if type(data.get("format")) is not int or data.get("format") != FORMAT:  # True == 1, but is no format
         return f"format {shown_value(data.get('format'))} is not {FORMAT}"
     for section, fields in _REQUIRED.items():
         items = data.get(section)
@@ -147,15 +157,27 @@ def _problem(export: object) -> str | None:
                 return f"{section}[{index}] is not an object"
             entry = cast("dict[str, object]", item)
             for field, types in fields:
-                if not isinstance(entry.get(field), types):
+                given = entry.get(field)
+                if not isinstance(given, types):
                     return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
+                if isinstance(given, str) and _SHAPES.get(field, _NAME).fullmatch(given) is None:
+                    shape = _SHAPES.get(field, _NAME).pattern
+                    return f"{section}[{index}].{field} {shown_value(given)} does not match {shape}"
             identity = str(entry[key])
             if identity in seen:
                 return f"{section}[{index}].{key} {shown_value(identity)} is listed twice"
             seen.add(identity)
-    names = [str(kind["name"]) for kind in _by(data, "kinds", "value").values()]
+    kinds = _by(data, "kinds", "value")
+    names = [str(kind["name"]) for kind in kinds.values()]
     if len(set(names)) != len(names):
         return "two kinds have the same name"
+    for value, kind in kinds.items():
+        since = kind.get("since", "0.1.0")
+        if not isinstance(since, str) or _VERSION.fullmatch(since) is None:
+            return f"kind {value} has the first version {shown_value(since)}, not a version such as 0.3.0"
+        replacement = kind["replaced_by"]
+        if replacement is not None and (replacement == value or replacement not in kinds):
+            return f"kind {value} is replaced by {shown_value(replacement)}, not by another of its kinds"
     return None
 
 
@@ -183,6 +205,11 @@ def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[
     for name in sorted(revalued):
         lines.append(f"re-valued kind {name}: {old_names[name]!r} -> {new_names[name]!r}")
         compatible = False
+    for value in sorted(old_kinds.keys() & new_kinds.keys()):
+        before, after = old_kinds[value]["name"], new_kinds[value]["name"]
+        if before != after and before not in new_names:
+            lines.append(f"renamed constant of kind {value}: {before} -> {after}")  # code importing it breaks
+            compatible = False
     moved = {old_names[name] for name in revalued} | {new_names[name] for name in revalued}
     for value, kind in old_kinds.items():
         if value not in new_kinds and value not in moved:
@@ -213,9 +240,13 @@ def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[
             target = "no single replacement" if replacement is None else f"replaced by {replacement}"
             lines.append(f"added older label {label} ({target})")
         elif old_labels[label].get("replacement") != replacement:
+            before = old_labels[label].get("replacement")
+            # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere.
             lines.append(
-                f"older label {label}: replacement {old_labels[label].get('replacement')} -> {replacement}"
+                f"{'removed' if replacement is None else 'changed'} replacement of older label {label}:"
+                f" {before} -> {replacement}"
             )
+            compatible = compatible and before is None
     return _ordered(lines), compatible
 
 
@@ -227,5 +258,5 @@ def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[
 
 def _ordered(lines: list[str]) -> list[str]:
     """Incompatible changes first, then the rest, each group in a stable order."""
-    first = ("re-valued ", "removed ")
+    first = ("re-valued ", "removed ", "renamed ", "changed ")
     return sorted(lines, key=lambda line: (not line.startswith(first), line))
