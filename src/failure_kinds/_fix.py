@@ -84,13 +84,29 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides."""
     import difflib
 
+    from failure_kinds._display import shown_text
+
     old, _, _ = decoded(before)
     new, _, _ = decoded(after)
-    lines = difflib.unified_diff(lines_of(old), lines_of(new), fromfile=path, tofile=path)
-    # A last line without a line end is marked, as diff and git mark it, so the diff applies.
-    return "".join(
-        line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines
-    )
+    # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks.
+    name = path if path.isprintable() else shown_text(path, 1000)
+    lines = difflib.unified_diff(lines_of(old), lines_of(new), fromfile=name, tofile=name)
+    return "".join(map(_ended, lines))
+
+
+def _ended(line: str) -> str:
+    """A diff line as printed. A last line without a line end is marked, as diff and git mark it, so the
+    diff applies; one ending in a lone carriage return (old Mac files) gets a line feed, so the next line
+    starts on a line of its own."""
+    if line.endswith("\n"):
+        return line
+    return line + "\n" if line.endswith("\r") else line + "\n\\ No newline at end of file\n"
+
+
+def _reason(error: OSError) -> str:
+    from failure_kinds.audit.errors import describe_read_error
+
+    return describe_read_error(error)
 
 
 def replace_file(path: str, before: bytes, after: bytes) -> None:
@@ -106,14 +122,14 @@ def replace_file(path: str, before: bytes, after: bytes) -> None:
             current = file.read(len(before) + 1)
         mode = os.stat(real).st_mode & 0o7777
     except OSError as error:
-        raise Unfixable(error.strerror or str(error)) from None
+        raise Unfixable(_reason(error)) from None
     if current != before:
         raise Unfixable("it changed while being fixed; nothing written")
     folder, name = os.path.split(real)
     try:
         descriptor, temporary = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".fix")
     except OSError as error:
-        raise Unfixable(error.strerror or str(error)) from None
+        raise Unfixable(_reason(error)) from None
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(after)
@@ -122,4 +138,4 @@ def replace_file(path: str, before: bytes, after: bytes) -> None:
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise Unfixable(error.strerror or str(error)) from None
+        raise Unfixable(_reason(error)) from None
