@@ -41,6 +41,11 @@ def steps() -> list[tuple[str, str]]:
 
 def run(shown: str, folder: Path) -> subprocess.CompletedProcess[str]:
     program, *arguments = shlex.split(shown)
+    # `< FILE` at the end, as a shell reads it: the file, from the folder, is the program's stdin.
+    stdin = None
+    if arguments[-2:-1] == ["<"]:
+        stdin = (folder / arguments[-1]).read_text(encoding="utf-8")
+        arguments = arguments[:-2]
     if program == "failure-kinds":
         argv = command_line(*arguments)
     else:
@@ -62,6 +67,7 @@ def run(shown: str, folder: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         encoding="utf-8",
         env=environment,
+        input=stdin,
         timeout=120,
         check=False,
     )
@@ -70,7 +76,7 @@ def run(shown: str, folder: Path) -> subprocess.CompletedProcess[str]:
 def test_the_page_walks_through_every_step() -> None:
     shown = [" ".join(shlex.split(command)[:2]) for command, _ in steps()]
     assert shown == [
-        "python -c",
+        "python -",
         "failure-kinds lint",
         "failure-kinds lint",
         "failure-kinds lint",
