@@ -318,3 +318,39 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert 'OTHER_LABEL = "_other"' in api_text
     quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"
+
+
+def test_diff_prints_changes_in_the_order_the_vocabulary_page_gives() -> None:
+    """The page's paragraph on `failure-kinds diff`: incompatible changes first (a changed replacement,
+    re-valued kinds, removals: kinds, older labels, stages), then additions (kinds, older labels, stages),
+    deprecations and kinds no longer deprecated."""
+    from failure_kinds.export import compare
+
+    def kind(value: str, name: str, replaced_by: str | None = None) -> dict[str, object]:
+        return {"value": value, "name": name, "replaced_by": replaced_by}
+
+    old = {
+        "kinds": [kind("a", "A"), kind("b", "B"), kind("d", "D", "a"), kind("e", "E")],
+        "stages": [{"value": "s1"}],
+        "older_labels": [{"label": "l1", "replacement": "a"}, {"label": "l2", "replacement": "a"}],
+    }
+    new = {
+        "kinds": [kind("a", "A", "c"), kind("c", "C"), kind("d", "D"), kind("e2", "E")],
+        "stages": [{"value": "s2"}],
+        "older_labels": [{"label": "l2", "replacement": "c"}, {"label": "l3", "replacement": None}],
+    }
+    lines, compatible = compare(old, new)
+    assert lines == [
+        "changed replacement of older label l2: a -> c",
+        "re-valued kind E: 'e' -> 'e2'",
+        "removed kind b (B)",
+        "removed older label l1",
+        "removed stage s1",
+        "added kind c (C)",
+        "added older label l3 (no single replacement)",
+        "added stage s2",
+        "deprecated kind a: use c",
+        "kind d is no longer deprecated",
+    ]
+    assert not compatible
+    assert "what was added (kinds, then older labels, then stages)" in " ".join(page("vocabulary.md").split())
