@@ -306,6 +306,9 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     vocabulary = (site / "vocabulary" / "index.html").read_text(encoding="utf-8")
     assert "<code>transport_timeout</code>" in vocabulary
+    # A kind's name in a table never wraps inside the name (transport_unreachabl|e).
+    assert "stylesheets/extra.css" in vocabulary
+    assert "white-space: nowrap" in (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "validate_failure_kind" in api
     # Docstrings are Markdown: a Sphinx role would show as raw text, and a constant inspected without a
