@@ -357,3 +357,58 @@ def test_diff_prints_changes_in_the_order_the_vocabulary_page_gives() -> None:
     ]
     assert not compatible
     assert "what was added (kinds, then older labels, then stages)" in " ".join(page("vocabulary.md").split())
+
+
+def test_parquet_example_script_explains_itself_and_writes_where_told(tmp_path: Path) -> None:
+    script = ROOT / "examples" / "make_parquet_example.py"
+    shipped = ROOT / "examples" / "rollout_failures.parquet"
+    before = shipped.read_bytes()
+    shown = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert "--output PATH" in shown.stdout
+    assert "overwritten" in shown.stdout
+    wrong = subprocess.run(
+        [sys.executable, str(script), "--outptu", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert wrong.returncode == 2
+    assert "unrecognized arguments: --outptu x" in wrong.stderr
+    assert shipped.read_bytes() == before
+
+
+@needs("pyarrow")
+def test_parquet_example_script_writes_the_shipped_bytes(tmp_path: Path) -> None:
+    target = tmp_path / "again.parquet"
+    script = ROOT / "examples" / "make_parquet_example.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--output", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{target}\n", "")
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    shipped = ROOT / "examples" / "rollout_failures.parquet"
+    assert pq.read_table(target).equals(pq.read_table(shipped))
+    # The file names the pyarrow that wrote it, so only that version can give the shipped bytes; any
+    # version gives the same bytes twice.
+    written_by = pq.ParquetFile(shipped).metadata.created_by
+    if written_by == pq.ParquetFile(target).metadata.created_by:
+        assert target.read_bytes() == shipped.read_bytes()
+    second = tmp_path / "second.parquet"
+    subprocess.run([sys.executable, str(script), "--output", str(second)], capture_output=True, check=True)
+    assert second.read_bytes() == target.read_bytes()
+    missing = tmp_path / "no" / "such" / "folder.parquet"
+    failed = subprocess.run(
+        [sys.executable, str(script), "--output", str(missing)], capture_output=True, text=True, timeout=120
+    )
+    assert failed.returncode == 2
+    assert failed.stderr.startswith(f"make_parquet_example.py: {missing}: ")
+    assert "Traceback" not in failed.stderr
