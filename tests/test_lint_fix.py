@@ -379,3 +379,133 @@ def test_fixing_generated_producers_leaves_only_what_has_no_certain_fix(
             if fix.line == number:
                 restored = restored.replace(fix.new, fix.old)
         assert restored.encode() == old
+
+
+# What --fix prints after rewriting: every position is one in the file as it now is.
+
+COMPARED = 'if row["failure_kind"] in ("timeout", "sandbox"):\n    pass\n'
+SANDBOX = "older failure kind 'sandbox' has no single replacement; choose the kind that fits"
+
+
+@pytest.mark.parametrize(
+    ("output", "changes_on", "left"),
+    [
+        ("text", "stdout", f"a.py:1:49: FK004 {SANDBOX}\n"),
+        ("json", "stderr", None),
+        ("github", "stderr", f"::error file=a.py,line=1,col=49,title=FK004::{SANDBOX}\n"),
+    ],
+    ids=["text", "json", "github"],
+)
+def test_fix_reports_what_is_left_where_the_rewrite_moved_it(
+    tmp_path: Path, output: str, changes_on: str, left: str | None
+) -> None:
+    # "sandbox" has no single replacement, and moves right by as much as "timeout" grew before it.
+    (tmp_path / "a.py").write_text(COMPARED)
+    result = run_cli("lint", "--fix", "--format", output, "a.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert (tmp_path / "a.py").read_text() == COMPARED.replace('"timeout"', '"transport_timeout"')
+    change = "a.py:1:28 timeout -> transport_timeout\n"
+    if changes_on == "stdout":
+        assert result.stdout == change + str(left)
+    else:
+        assert result.stderr == change
+    if output == "json":
+        (finding,) = json.loads(result.stdout)
+        assert (finding["line"], finding["col"], finding["code"]) == (1, 49, "FK004")
+    elif output == "github":
+        assert result.stdout == left
+    # What was left is what the lint says of the rewritten file next time.
+    again = run_cli("lint", "--format", output, "a.py", cwd=tmp_path)
+    assert (again.returncode, again.stderr) == (1, "")
+    assert again.stdout == (result.stdout[len(change) :] if changes_on == "stdout" else result.stdout)
+
+
+# Literals that share a line: fixable older labels (of different lengths, so their neighbours move),
+# an older label without a single replacement, a typo, a registered kind; a non-ASCII prefix counts in
+# characters, not bytes.
+ON_ONE_LINE = [
+    '"peer_drop"',
+    "'timeout'",
+    '"unreachable"',
+    "'oom_killed'",
+    '"sandbox"',
+    "'judge_faild'",
+    '"cancelled"',
+]
+
+
+def positioned(lines: list[str], line: int, col: int, value: str) -> bool:
+    """Whether a literal holding ``value`` starts at ``line``, ``col`` (1-based characters)."""
+    text = lines[line - 1][col - 1 :]
+    return text.startswith((f'"{value}"', f"'{value}'"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "'é' and ", "'ü€' != note and "]),
+            st.lists(st.sampled_from(ON_ONE_LINE), min_size=1, max_size=5),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_every_position_fix_prints_is_in_the_rewritten_file(rows: list[tuple[str, list[str]]]) -> None:
+    import contextlib
+    import io
+    import tempfile
+
+    from failure_kinds.cli import main
+    from failure_kinds.lint import Checker
+
+    source = "".join(
+        f'found = {prefix}row["failure_kind"] in ({", ".join(literals)},)\n' for prefix, literals in rows
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "generated.py")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(source)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["lint", "--fix", "--format", "json", path])
+        with open(path, encoding="utf-8") as file:
+            rewritten = file.read()
+        checked = Checker().check_source(rewritten.encode(), path)
+    left = json.loads(stdout.getvalue())
+    assert code == (1 if left else 0)
+    lines = rewritten.splitlines()
+    # The findings left are the rewritten file's own, each at its literal there.
+    assert left == [finding.to_json() for finding in checked]
+    for finding in left:
+        value = re.search(r"'([^']*)'", finding["message"])
+        assert value is not None
+        assert positioned(lines, finding["line"], finding["col"], value[1]), finding
+    # Each change is at its new literal in the rewritten file, one per older label with a replacement.
+    changes = stderr.getvalue().splitlines()
+    fixable = {"peer_drop", "timeout", "unreachable", "oom_killed"}
+    assert len(changes) == sum(literal.strip("'\"") in fixable for _, row in rows for literal in row)
+    for change in changes:
+        where, _, replacement = change.rpartition(" -> ")
+        position, _, old = where.rpartition(" ")
+        _, line, col = position.rsplit(":", 2)
+        assert old in fixable
+        assert positioned(lines, int(line), int(col), replacement), change
+
+
+@pytest.mark.parametrize("output", ["text", "json", "github"])
+def test_diff_is_the_whole_output_in_every_format(tmp_path: Path, output: str) -> None:
+    (tmp_path / "a.py").write_text(COMPARED)
+    result = run_cli("lint", "--diff", "--format", output, "a.py", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout == (
+        "--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n"
+        f"-{COMPARED.splitlines()[0]}\n"
+        f"+{COMPARED.splitlines()[0].replace('timeout', 'transport_timeout')}\n"
+        "     pass\n"
+    )
+    assert (tmp_path / "a.py").read_text() == COMPARED
+    # And --help says so, so nobody waits for findings there.
+    shown = " ".join(run_cli("lint", "--help").stdout.split())
+    assert "the diff is the whole output (no findings, whatever --format says)" in shown
+    assert "every position printed is in the rewritten file" in shown

@@ -11,8 +11,9 @@ from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, load_p
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterator
 
-    from failure_kinds.lint import Checker, Finding
+    from failure_kinds.lint import Checker, Finding, Fix
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -46,14 +47,16 @@ def run(arguments: argparse.Namespace) -> int:
 def _fix(
     checker: Checker, findings: list[Finding], unreadable: list[str], *, write: bool, text: bool
 ) -> tuple[list[Finding], bool]:
-    """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left unfixed, and
-    whether anything was (or would be) changed. Each file is read again and linted from those very
-    bytes, so a fix is never applied to text it was not computed on."""
+    """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left, and whether
+    anything was (or would be) changed. Each file is read again and linted from those very bytes, so a
+    fix is never applied to text it was not computed on; a rewritten file is linted once more, so what
+    is left is reported where it now is, not where it was before the rewrite."""
     import failure_kinds._fix as fixing
     import failure_kinds.lint as lint
 
     paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
-    fixed: set[tuple[str, int, int]] = set()
+    # The findings of each file read again: of its rewritten text when it was written.
+    relinted: dict[str, list[Finding]] = {}
     changed = False
     for path in paths:
         shown = lint.shown_path(path)
@@ -64,41 +67,52 @@ def _fix(
             continue
         if before is None:
             continue
-        fixes = [finding.fix for finding in checker.check_source(before, path) if finding.fix is not None]
+        current = checker.check_source(before, path)
+        fixes = [finding.fix for finding in current if finding.fix is not None]
         try:
             after, applied = fixing.apply(before, fixes)
-            if not applied:
-                continue
-            if write:
+            if applied and write:
                 fixing.replace_file(path, before, after)
-            else:
+            elif applied:
                 write_output(fixing.unified_diff(path, before, after))
         except fixing.Unfixable as error:
             unreadable.append(f"{shown}: not fixed: {error}")
+            relinted[path] = current
+            continue
+        if not applied:
+            relinted[path] = current
             continue
         changed = True
-        for fix in applied:
-            fixed.add((path, fix.line, fix.offset))
         if write:
-            from failure_kinds._columns import Columns
-
-            columns = Columns(before)
-            report = "".join(
-                f"{shown}:{fix.line}:{columns.column(fix.line, fix.offset)} {fix.old} -> {fix.new}\n"
-                for fix in applied
-            )
+            relinted[path] = checker.check_source(after, path)
+            report = "".join(f"{change}\n" for change in _changes(shown, before, applied))
             if text:
                 write_output(report)
             else:
                 error_line(report.rstrip("\n"))
     if not write:
         return findings, changed
-    left = [
-        finding
-        for finding in findings
-        if finding.fix is None or (finding.path, finding.fix.line, finding.fix.offset) not in fixed
-    ]
+    left: list[Finding] = []
+    for index, finding in enumerate(findings):
+        if finding.path not in relinted:
+            left.append(finding)
+        elif index == 0 or findings[index - 1].path != finding.path:
+            # A file's findings are together in the list; the first of them stands for them all.
+            left.extend(relinted[finding.path])
     return left, changed
+
+
+def _changes(shown: str, before: bytes, applied: list[Fix]) -> Iterator[str]:
+    """``PATH:LINE:COL OLD -> NEW`` for each fix applied, at the column where the new literal is: an
+    earlier literal rewritten on the same line moves it by the difference of their lengths."""
+    from failure_kinds._columns import Columns
+
+    columns = Columns(before)
+    moved: dict[int, int] = {}
+    for fix in sorted(applied, key=lambda item: (item.line, item.offset)):
+        column = columns.column(fix.line, fix.offset) + moved.get(fix.line, 0)
+        moved[fix.line] = moved.get(fix.line, 0) + len(fix.new) - len(fix.old)
+        yield f"{shown}:{fix.line}:{column} {fix.old} -> {fix.new}"
 
 
 def github_command(finding: Finding) -> str:
