@@ -707,3 +707,19 @@ def test_a_crafted_file_name_is_one_escaped_line(
     assert line.isprintable(), line
     expected = {"finding": 1, "unparseable": 1, "directory": 1, "missing": 2, "fifo": 2}[problem]
     assert code == expected
+
+
+def test_a_dash_is_a_usage_error_naming_standard_input_and_reads_nothing(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text('row = {"failure_kind": "cancelled"}\n')
+    for arguments in (["-"], ["ok.py", "-"], ["--fix", "-"]):
+        result = run_cli("lint", *arguments, cwd=tmp_path, stdin='row = {"failure_kind": "bad"}\n')
+        assert (result.returncode, result.stdout) == (2, ""), arguments
+        assert result.stderr == (
+            "failure-kinds lint: error: - would be standard input, which lint does not read: name files or "
+            "directories (a file named - as ./-)\n"
+        )
+    # A file that is really named "-" is linted under the name the message gives.
+    (tmp_path / "-").write_text('row = {"failure_kind": "bad"}\n')
+    named = run_cli("lint", "./-", cwd=tmp_path)
+    assert named.returncode == 1
+    assert named.stdout.startswith("./-:1:24: FK001 ")

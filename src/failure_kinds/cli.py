@@ -285,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="a Python file, or a directory to search for .py and .pyi files",
+        help="a Python file, or a directory to search for .py and .pyi files; standard input is not read "
+        "(a file named - is ./-)",
     )
     lint.add_argument(
         "--field",

@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 
 from failure_kinds._streams import error_line, write_output
-from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, load_project_config
+from failure_kinds.commands import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    UsageError,
+    load_project_config,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,6 +25,12 @@ if TYPE_CHECKING:
 def run(arguments: argparse.Namespace) -> int:
     import failure_kinds.lint as lint
 
+    if "-" in arguments.paths:
+        # Source has a name its findings point into and --fix rewrites; a stream has neither.
+        raise UsageError(
+            "- would be standard input, which lint does not read: name files or directories (a file named - "
+            "as ./-)"
+        )
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces)
