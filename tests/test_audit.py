@@ -275,7 +275,11 @@ def test_stdin_only_once() -> None:
 def test_empty_directory_is_noted(tmp_path: Path) -> None:
     report = audit.audit([str(tmp_path)])
     assert report.files == []
-    assert report.notes == [f"{tmp_path}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory"]
+    assert report.notes == [
+        f"{tmp_path}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory",
+        "no input file was found, so --field failure_kind was never seen",
+    ]
+    assert report.field_missing
 
 
 def test_aliases_regroup(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ import os
 import re
 
 from .errors import AuditError
+from .render import printable
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
-from .sources import expand_inputs
+from .sources import expand_inputs, is_uri
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,6 +77,13 @@ def audit(
         raise AuditError(
             "--jobs and --ray cannot be combined: on Ray, the cluster's CPUs set how many tasks run"
         )
+    if ray is None:
+        uri = next((item for item in inputs if is_uri(item) and not os.path.exists(item)), None)
+        if uri is not None:
+            raise AuditError(
+                f"{printable(uri)}: URIs are read with --ray (the ray extra); without it, give local "
+                "files, directories or - for stdin"
+            )
     settings = settings_for(
         field_path,
         aliases,
@@ -115,9 +123,13 @@ def audit(
         )
     report = merged.report()
     report.notes = notes
-    if report.records and not report.with_kind and not report.invalid:
-        from .fields import check_field
+    if not report.with_kind and not report.invalid:
+        from .fields import check_field, check_objects
 
-        # Ray's inputs may be URIs, and its directories are walked again here: only local files are read.
-        check_field(report, expand_inputs(inputs, []) if sources is None else sources, settings)
+        if report.without_kind:
+            # Ray's inputs may be URIs, and its directories are walked again here: only local files are
+            # read.
+            check_field(report, expand_inputs(inputs, []) if sources is None else sources, settings)
+        else:
+            check_objects(report, settings)
     return report

@@ -1,5 +1,7 @@
 """A ``--field`` that no record has: found after an audit that counted no kind, and named with the field the
-records most likely meant (``--field result.failure_knd`` when they have ``result.failure_kind``).
+records most likely meant (``--field result.failure_knd`` when they have ``result.failure_kind``). An
+input in which no record is a JSON object (a README, random bytes, an empty directory) has no record that
+could hold the field either, and is named the same way.
 
 The counts cannot tell a field that is absent from one that holds null, so the check looks again, with
 bounded work, at the start of each of the first PROBE_FILES inputs: PROBE_RECORDS records in all, shared
@@ -47,6 +49,8 @@ class Probe:
     """Some record looked at has the field (null included), or a Parquet schema does."""
     records: int = 0
     """Records looked at (a Parquet file's rows all count: its schema is theirs)."""
+    objects: int = 0
+    """Of those, the JSON objects (and Parquet rows): the records that could have held the field."""
     paths: dict[str, None] | None = None
     """The dotted field paths the records have, in the order first seen."""
 
@@ -58,14 +62,14 @@ def check_field(report: Report, sources: Sequence[Source], settings: AuditSettin
         return
     segments = settings.field.split(".")
     probe = probe_sources(sources, segments)
-    if probe.present or not probe.paths:
-        return  # the field is there (null), or no record could be looked at
+    if probe.present or not probe.objects:
+        return  # the field is there (null), or no record that could hold it was looked at
     from failure_kinds._display import shown_text
 
     from .render import printable
 
     report.field_missing = True
-    report.field_suggestion = closest_path(settings.field, list(probe.paths))
+    report.field_suggestion = closest_path(settings.field, list(probe.paths or ()))
     field = printable(settings.field)
     if probe.records >= report.records:
         note = f"no record has the field {field}"
@@ -76,10 +80,32 @@ def check_field(report: Report, sources: Sequence[Source], settings: AuditSettin
         )
     if report.field_suggestion is not None:
         note += f"; did you mean {shown_text(report.field_suggestion, PATH_CHARS)}?"
+    elif not probe.paths:
+        note += "; the records looked at have no field that --field can name"
     else:
         named = ", ".join(shown_text(path, PATH_CHARS) for path in list(probe.paths)[:NAMED])
         note += f"; the records have {named}" + (", ..." if len(probe.paths) > NAMED else "")
     report.notes.append(note)
+
+
+def check_objects(report: Report, settings: AuditSettings) -> None:
+    """When no record is a JSON object (every line unparseable, or no record at all), no record could hold
+    the field: mark the report, so a gate pointed at the wrong file fails, and add a note saying why.
+    Nothing is added when every input failed to be read: its error already says why."""
+    if report.with_kind or report.without_kind or report.invalid:
+        return
+    if not report.records and report.files and all(file.error is not None for file in report.files):
+        return
+    from .render import printable
+
+    report.field_missing = True
+    if report.records:
+        why = "no record could be read as a JSON object"
+    elif report.files:
+        why = "no input holds a record"
+    else:
+        why = "no input file was found"
+    report.notes.append(f"{why}, so --field {printable(settings.field)} was never seen")
 
 
 def closest_path(field: str, paths: Sequence[str]) -> str | None:
@@ -161,6 +187,7 @@ def _probe_lines(probe: Probe, data: bytes, segments: list[str], until: int) -> 
             continue
         if not isinstance(record, dict):
             continue
+        probe.objects += 1
         fields = cast("dict[object, object]", record)
         if _has(fields, segments):
             probe.present = True
@@ -203,6 +230,7 @@ def _probe_parquet(probe: Probe, path: str, segments: list[str]) -> None:
     present, paths, rows = found
     probe.present = probe.present or present
     probe.records += rows
+    probe.objects += rows
     assert probe.paths is not None
     for name in paths:
         if len(probe.paths) >= PATHS_LIMIT:

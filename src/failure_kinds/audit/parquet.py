@@ -18,7 +18,7 @@ import importlib
 from collections import Counter, deque
 
 from .decoding import INVALID, UNPARSEABLE
-from .errors import AuditError, describe_read_error
+from .errors import describe_read_error
 from .partial import PartialReport
 
 TYPE_CHECKING = False
@@ -32,24 +32,22 @@ if TYPE_CHECKING:
 BATCH_ROWS: Final = 65_536
 # A task reads runs of whole row groups of about this many rows (a quarter second of work or so).
 TASK_ROWS: Final = 8_000_000
-INSTALL_HINT: Final = (
-    "Parquet input needs pyarrow, the parquet extra (see the README's Install): "
-    "pip install '.[parquet]' in a clone of failure-kinds"
+# Without pyarrow a Parquet file is an input that cannot be read, named with this, like any other: the
+# rest of the inputs are still audited.
+NEEDS_PYARROW: Final = (
+    "needs pyarrow: install the parquet extra (pip install '.[parquet]' in a clone of failure-kinds)"
 )
 ROW: Final = "row"
 
 
 def arrow() -> tuple[Any, Any, Any]:
-    """pyarrow, pyarrow.compute and pyarrow.parquet, or a usage error saying how to install them.
+    """pyarrow, pyarrow.compute and pyarrow.parquet; ImportError without them (see NEEDS_PYARROW).
     pyarrow has no type information, so its objects are Any here and typed where they leave."""
-    try:
-        return (
-            importlib.import_module("pyarrow"),
-            importlib.import_module("pyarrow.compute"),
-            importlib.import_module("pyarrow.parquet"),
-        )
-    except ImportError:
-        raise AuditError(INSTALL_HINT) from None
+    return (
+        importlib.import_module("pyarrow"),
+        importlib.import_module("pyarrow.compute"),
+        importlib.import_module("pyarrow.parquet"),
+    )
 
 
 def available() -> bool:
@@ -60,8 +58,11 @@ def available() -> bool:
 
 def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | None, int]]:
     """Runs of row groups for separate tasks: ``(first, stop, bytes)``; stop None means to the end. A file
-    whose footer cannot be read is one task, which reports the error."""
-    _, _, parquet = arrow()
+    whose footer cannot be read, or any file without pyarrow, is one task, which reports why."""
+    try:
+        _, _, parquet = arrow()
+    except ImportError:
+        return [(0, None, 0)]
     try:
         metadata: Any = parquet.ParquetFile(path, filesystem=filesystem).metadata
     except Exception:
@@ -109,9 +110,14 @@ def add_parquet(
     filesystem: Any = None,
 ) -> None:
     """Count row groups ``start`` to ``stop`` of ``path`` into ``partial``, as a file of its own (or,
-    with ``continuation``, as the rest of the file its last part began)."""
-    pa, compute, parquet = arrow()
+    with ``continuation``, as the rest of the file its last part began). Without pyarrow the file is one
+    that cannot be read."""
     partial.start_file(display or path, continuation=continuation, unit=ROW)
+    try:
+        pa, compute, parquet = arrow()
+    except ImportError:
+        partial.add_error(NEEDS_PYARROW)
+        return
     try:
         file: Any = parquet.ParquetFile(path, filesystem=filesystem)
         last: int = file.metadata.num_row_groups if stop is None else stop
@@ -150,8 +156,6 @@ def add_parquet(
         from failure_kinds._display import escape
 
         partial.add_error(f"not auditable: {escape(str(error))}")
-    except AuditError:
-        raise
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
 
@@ -161,9 +165,10 @@ def schema_fields(
 ) -> tuple[bool, list[str], int] | None:
     """Whether the schema of ``path`` has the field ``segments`` (so every row has it, null or not), the
     dotted struct paths of the schema (at most ``limit``, of at most ``chars`` characters, names with a
-    dot left out: no field can spell them), and its rows; None when the footer cannot be read."""
-    pa, _, parquet = arrow()
+    dot left out: no field can spell them), and its rows; None when the footer cannot be read, or
+    without pyarrow."""
     try:
+        pa, _, parquet = arrow()
         file: Any = parquet.ParquetFile(path)
         try:
             present = _field_leaves(pa, file, segments) is not None

@@ -22,7 +22,7 @@ from .partial import PartialReport
 from .reader import count_input
 from .render import printable
 from .settings import AuditSettings, Pins
-from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip
+from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip, is_uri
 from .tasks import (
     GZIP,
     LINES,
@@ -61,10 +61,6 @@ SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
 RAY_BATCHES: Final = 64
-
-
-def is_uri(path: str) -> bool:
-    return "://" in path
 
 
 def _ray() -> Any:

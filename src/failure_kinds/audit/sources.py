@@ -45,6 +45,11 @@ def is_parquet(path: str) -> bool:
     return path.lower().endswith(".parquet")
 
 
+def is_uri(path: str) -> bool:
+    """Whether an input names a file by URI (``s3://bucket/logs/``), which only ``--ray`` reads."""
+    return "://" in path
+
+
 def is_gzip(name: str, head: bytes) -> bool:
     """Whether an input is gzip, by its first bytes or by its name (a ``.gz`` file that is not gzip is
     reported as such, not read as text). The one test every reader and planner uses."""
