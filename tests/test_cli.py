@@ -284,3 +284,29 @@ def test_docs_show_current_main_job_output() -> None:
     end = readme.index("```", start)
     result = run("audit", EXAMPLE, "--aliases", ALIASES)
     assert readme[start:end] == result.stdout
+
+
+def test_the_exit_code_line_names_every_command_that_exits_1() -> None:
+    """The top-level --help lists the commands with findings (exit 1) as each command's own help says
+    it: a command that exits 1 only with an option is named with that option."""
+    import argparse
+    from collections.abc import Mapping
+    from typing import cast
+
+    from failure_kinds.cli import build_parser
+
+    parser = build_parser()
+    listed = re.search(r"1 findings \(([^)]*)\)", parser.epilog or "")
+    assert listed is not None
+    subcommands = cast("Mapping[str, argparse.ArgumentParser]", vars(parser)["subcommands"])
+    expected: set[str] = set()
+    for name, subparser in subcommands.items():
+        own = " ".join([subparser.description or "", subparser.epilog or ""])
+        said = re.search(r"\b1 (?:with (--[a-z-]+)|when|otherwise)\b", own)
+        if said is not None:
+            expected.add(name if said[1] is None else f"{name} {said[1]}")
+    assert expected >= {"check", "audit --strict", "lint", "generate --check", "diff"}
+    assert set(listed[1].split(", ")) == expected
+    shown = " ".join(run("--help").stdout.split())
+    assert f"1 findings ({listed[1]})" in shown
+

@@ -140,8 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The shared vocabulary of why a rollout failed: list it, check names against it, "
         "audit rollout failure logs, lint Python source for misspelled kinds, and export and compare "
         "the vocabulary as data.",
-        epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint, diff), 2 usage error or "
-        "unreadable input.",
+        epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint, generate --check, diff), 2 "
+        "usage error or unreadable input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
