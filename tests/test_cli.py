@@ -310,3 +310,25 @@ def test_the_exit_code_line_names_every_command_that_exits_1() -> None:
     shown = " ".join(run("--help").stdout.split())
     assert f"1 findings ({listed[1]})" in shown
 
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["lint", "missing"],
+        ["lint", "--config", "missing", "."],
+        ["check", "--config", "missing", "cancelled"],
+        ["export", "--config", "missing"],
+        ["generate", "--config", "missing"],
+        ["audit", "missing"],
+        ["audit", "--config", "missing", "."],
+        ["audit", "--aliases", "missing", "."],
+        ["diff", "missing", "missing"],
+    ],
+    ids=" ".join,
+)
+def test_every_command_says_no_such_file_alike(tmp_path: Path, arguments: list[str]) -> None:
+    result = run(*arguments, cwd=tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"failure-kinds {arguments[0]}: ")
+    assert line.endswith("missing: no such file")

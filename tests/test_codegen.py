@@ -255,7 +255,7 @@ def test_output_option_and_stdout(project: Path) -> None:
         ("ok", ("--output", "-", "--check"), "--check compares with a file"),
         ("ok", ("--output", "fifo.py"), "fifo.py: not a regular file"),
         ("ok", ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
-        ("ok", ("--config", "missing.toml"), "missing.toml: No such file or directory"),
+        ("ok", ("--config", "missing.toml"), "missing.toml: no such file"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(
@@ -276,7 +276,7 @@ def test_usage_errors_are_one_line_and_exit_2(
     # tmp_path's parents must not hold a pyproject.toml for "nothing" to mean nothing.
     if setup == "nothing" and any((parent / "pyproject.toml").exists() for parent in project.parents):
         arguments = ("--config", str(project / "absent.toml"))
-        message = "absent.toml: No such file or directory"
+        message = "absent.toml: no such file"
     result = run(*arguments, cwd=project)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr

@@ -193,7 +193,7 @@ def test_command_json_output(tmp_path: Path) -> None:
 def test_command_usage_errors(tmp_path: Path) -> None:
     missing = run(str(tmp_path / "missing.py"))
     assert missing.returncode == 2
-    assert "no such file or directory" in missing.stderr
+    assert missing.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file\n"
     assert "Traceback" not in missing.stderr
     assert run().returncode == 2
 
@@ -257,7 +257,7 @@ def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: p
     (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
     refuse(monkeypatch, secret)
     findings, unreadable = lint.lint_paths([str(tmp_path)])
-    assert unreadable == [f"{secret}: Permission denied"]
+    assert unreadable == [f"{secret}: permission denied"]
     assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]
 
 
@@ -497,8 +497,8 @@ def test_missing_paths_and_unreadable_directories_are_named_the_rest_linted(
     monkeypatch.setattr(os, "scandir", refusing_scandir)
     findings, unreadable = lint.lint_paths([str(tmp_path / "missing.py"), str(tmp_path)])
     assert unreadable == [
-        f"{tmp_path / 'missing.py'}: no such file or directory",
-        f"{locked}: Permission denied",
+        f"{tmp_path / 'missing.py'}: no such file",
+        f"{locked}: permission denied",
     ]
     assert [Path(finding.path).name for finding in findings] == ["bad.py"]
 
@@ -507,7 +507,7 @@ def test_missing_path_is_exit_2_with_the_rest_reported(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
     result = run(str(tmp_path / "missing.py"), str(tmp_path / "bad.py"))
     assert result.returncode == 2
-    assert result.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file or directory\n"
+    assert result.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file\n"
     assert result.stdout.count("FK001") == 1
 
 

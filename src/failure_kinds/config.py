@@ -120,14 +120,14 @@ def _read_toml(path: Path) -> dict[str, object]:
         # Opened without blocking so a FIFO named like a config file cannot hang the command.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
-        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}", whole_file=True) from None
+        raise ConfigError(f"{shown_path(path)}: {_reason(error)}", whole_file=True) from None
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise ConfigError(f"{shown_path(path)}: not a regular file", whole_file=True)
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             data = file.read(SIZE_LIMIT + 1)
     except OSError as error:
-        raise ConfigError(f"{shown_path(path)}: {error.strerror or error}", whole_file=True) from None
+        raise ConfigError(f"{shown_path(path)}: {_reason(error)}", whole_file=True) from None
     finally:
         os.close(descriptor)
     if len(data) > SIZE_LIMIT:
@@ -144,6 +144,14 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(f"{shown_path(path)}: invalid TOML: {error}", whole_file=True) from None
     except RecursionError:
         raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply", whole_file=True) from None
+
+
+def _reason(error: OSError) -> str:
+    # In the words every command uses for a file it cannot read ("no such file"), the audit's; imported
+    # only then, as the audit package is not needed to read a configuration.
+    from failure_kinds.audit.errors import describe_read_error
+
+    return describe_read_error(error)
 
 
 def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:

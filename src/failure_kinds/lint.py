@@ -134,7 +134,7 @@ def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Ite
     def note(error: OSError) -> None:
         if problems is not None:
             name = error.filename if isinstance(error.filename, str) else str(error.filename)
-            problems.append(f"{shown_path(name)}: {error.strerror or error}")
+            problems.append(f"{shown_path(name)}: {_reason(error)}")
 
     for path in paths:
         if os.path.isdir(path):
@@ -158,7 +158,7 @@ def read_source(path: str, *, walked: bool = False) -> bytes | None:
     try:
         descriptor = _open_descriptor(path)
     except OSError as error:
-        raise _Unreadable(error.strerror or str(error)) from None
+        raise _Unreadable(_reason(error)) from None
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             if walked:
@@ -167,9 +167,16 @@ def read_source(path: str, *, walked: bool = False) -> bytes | None:
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             return file.read(SIZE_LIMIT + 1)
     except OSError as error:
-        raise _Unreadable(error.strerror or str(error)) from None
+        raise _Unreadable(_reason(error)) from None
     finally:
         os.close(descriptor)
+
+
+def _reason(error: OSError) -> str:
+    # In the words every command uses for a file it cannot read ("no such file"), the audit's.
+    from failure_kinds.audit.errors import describe_read_error
+
+    return describe_read_error(error)
 
 
 def _open_descriptor(path: str) -> int:
@@ -188,9 +195,6 @@ def lint_paths(
     findings: list[Finding] = []
     unreadable: list[str] = []
     for path in paths:
-        if not os.path.lexists(path):
-            unreadable.append(f"{shown_path(path)}: no such file or directory")
-            continue
         walked = os.path.isdir(path)
         for file_path in source_files([path], unreadable):
             try:
