@@ -237,17 +237,18 @@ def validate_failure_kind(name: "_T") -> "_T":
     component that still emits an old label stays visible during migration: rejecting it would turn an
     observable wrong name into an invisible dropped failure. It never raises.
     """
-    try:
+    # One lookup only for an exact str: the caller's own __eq__ and __hash__ never decide (quiet reads text).
+    if type(name) is str:
         if name in _SILENT or (name in _WARNED_UNKNOWN and not _OBSERVERS):
             return name
-    except Exception:
-        pass  # unhashable, or a raising __hash__ or __eq__: judged by its text or type below
+    elif name is None:
+        return name
     try:  # a try costs nothing here, where contextlib.suppress would cost a call per bad value
         if not _runtime.quiet(name):
             from failure_kinds._reporting import report  # with the suggestions and display a warning needs
 
             report(name)
-    except Exception:
+    except Exception:  # never BaseException: a KeyboardInterrupt in a caller's __repr__ or observer goes up
         pass  # a warning is a courtesy: the producer's failure record matters more
     return name
 
@@ -260,10 +261,8 @@ def metric_label(name: object) -> str:
     while at most 100 characters long and among the first 512 such distinct values; any other value,
     including an undeclared kind of a declared server, is `OTHER_LABEL`.
     """
-    try:  # the stored label, never ``name``: a str subclass equal to a label must not smuggle in its text
-        label = _LABELS.get(name)
-    except Exception:
-        label = None  # unhashable, or a raising __hash__ or __eq__: judged by its text
+    # Only an exact str is looked up, and the stored label returned: the caller's methods never find one.
+    label = _LABELS.get(name) if type(name) is str else None
     return label or _runtime.label(name) or OTHER_LABEL
 
 
