@@ -189,9 +189,60 @@ def test_an_older_constant_resolves_with_a_deprecation_warning(label: str) -> No
 
 
 def test_an_older_constant_can_be_imported_by_name() -> None:
-    with pytest.warns(DeprecationWarning, match="TRANSPORT_PEER_DROP"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1  # pyright: ignore[reportPrivateUsage]
         from failure_kinds import PEER_DROP  # type: ignore[attr-defined]
     assert PEER_DROP == "peer_drop"
+    # Once, at the statement: importlib's own hasattr probe of the name before the import is not a use.
+    assert [(warning.category, warning.filename, warning.lineno) for warning in caught] == [
+        (DeprecationWarning, __file__, line)
+    ]
+    assert "TRANSPORT_PEER_DROP" in str(caught[0].message)
+
+
+# The statements older code names the constants with, each naming the given names once ({names} is filled
+# in), with the line every warning must point at: the statement's, never importlib's or the package's.
+USES = [
+    ("from failure_kinds import {names}", 1),
+    ("from failure_kinds import (\n    {names},\n)", 1),
+    ("def use():\n    from failure_kinds import {names}\nuse()", 2),
+    ("import failure_kinds\nvalues = [failure_kinds.{names_by_attribute}]", 2),
+    ("import failure_kinds\nfound = [hasattr(failure_kinds, name) for name in {names_as_strings}]", 2),
+]
+
+
+@given(
+    names=st.lists(
+        st.sampled_from(sorted(label.upper() for label in OLDER)), min_size=1, max_size=5, unique=True
+    ),
+    use=st.sampled_from(USES),
+    aliased=st.booleans(),
+)
+def test_each_use_of_an_older_constant_warns_exactly_once(
+    names: list[str], use: tuple[str, int], aliased: bool
+) -> None:
+    template, line = use
+    imported = ", ".join(f"{name} as alias_{index}" if aliased else name for index, name in enumerate(names))
+    source = template.format(
+        names=imported, names_by_attribute=", failure_kinds.".join(names), names_as_strings=repr(names)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(source, "<older code>", "exec"), {"__name__": "older_code"})
+    assert [str(warning.message).split(" ")[0] for warning in caught] == [
+        f"failure_kinds.{name}" for name in names
+    ]
+    assert {(warning.category, warning.filename, warning.lineno) for warning in caught} == {
+        (DeprecationWarning, "<older code>", line)
+    }
+
+
+def test_an_older_constant_imported_under_warnings_as_errors_raises_at_the_import() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DeprecationWarning, match=r"failure_kinds\.PEER_DROP is the older label"):
+            from failure_kinds import PEER_DROP  # type: ignore[attr-defined] # noqa: F401
 
 
 def test_the_kept_labels_constants_are_current_and_do_not_warn() -> None:

@@ -16,6 +16,7 @@ Loaded only when something needs it (a value that is neither registered nor name
 ``import failure_kinds`` does not import it.
 """
 
+import sys
 import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -182,6 +183,8 @@ def older_name(name: str) -> object:
     older = OLDER_LABELS.get(name.lower()) if name.isupper() else None
     if older is None:
         raise AttributeError(f"module 'failure_kinds' has no attribute {name!r}")
+    if _probed_by_import():
+        return older.label
     if older.replacement is None:
         advice = f", which has no single replacement: {older.note}; write the kind that fits"
     else:
@@ -190,6 +193,21 @@ def older_name(name: str) -> object:
     message = f"failure_kinds.{name} is the older label {older.label!r}{advice}"
     warnings.warn(message, DeprecationWarning, stacklevel=3)
     return older.label
+
+
+def _probed_by_import() -> bool:
+    """Whether the package's ``__getattr__`` was called by importlib's hasattr probe of a ``from`` import.
+
+    ``from failure_kinds import PEER_DROP`` looks the name up twice: importlib first asks whether it is
+    an attribute or a submodule to import, then the statement takes the value. Only the second is the
+    caller's use, so only it warns, once per statement, at the statement's line.
+    """
+    try:
+        caller = sys._getframe(3)  # pyright: ignore[reportPrivateUsage] - past older_name, __getattr__
+    except (AttributeError, ValueError):  # an interpreter without frames, or no frame that deep
+        return False
+    code = caller.f_code
+    return code.co_name == "_handle_fromlist" and caller.f_globals.get("__name__") == "importlib._bootstrap"
 
 
 __all__ = ["OLDER_LABELS", "OlderLabel", "older_label"]
