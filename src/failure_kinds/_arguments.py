@@ -2,7 +2,7 @@
 with the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it.
 """
 
-from failure_kinds._display import shown, type_name
+from failure_kinds._display import LIMIT, shown, type_name
 from failure_kinds._runtime import NAME_PATTERN, plain
 
 TYPE_CHECKING = False
@@ -27,7 +27,10 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
     if text is None or NAME_PATTERN.fullmatch(text) is None:
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     given: object = kinds  # checked although annotated: untyped callers exist
-    single = plain(given) is not None or isinstance(given, (bytes, bytearray))
+    if issubclass(type(given), (bytes, bytearray)):  # type, not __class__: a value may claim any class
+        wrong = f"{shown(given)} of type {type_name(given)}{decoded(given, '[{}]')}"
+        raise ValueError(f"declare_namespace: kinds must be an iterable of kind names (strings), not {wrong}")
+    single = plain(given) is not None
     try:
         listed = None if single else list(kinds)
     except TypeError:
@@ -43,6 +46,20 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         name = plain(kind)  # an environment's own StrEnum member counts as its value
         if name is None or NAME_PATTERN.fullmatch(name) is None:
             wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
+            wrong += decoded(kind, "{}")
             raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
         declared.add(name)
     return text, declared
+
+
+def decoded(data: object, form: str) -> str:
+    """``"; write ..."`` with ``data`` decoded into ``form`` (``"{}"`` for the name alone) when it is exact
+    bytes holding the ASCII text of a kind name short enough to show whole; empty otherwise, rather than
+    guess an encoding or run a subclass's own methods."""
+    if not (type(data) is bytes or type(data) is bytearray) or len(data) > LIMIT:
+        return ""
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return ""
+    return f"; write {form.format(repr(text))}" if NAME_PATTERN.fullmatch(text) else ""
