@@ -148,10 +148,13 @@ def test_stdin_names_include_undeclared(project: Path) -> None:
 
 
 NAMESPACED = st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,20}", fullmatch=True)
+# Meant as <server>:<kind> and written wrong, mostly: capitals, a hyphen, a space, a second colon, an empty
+# side, a line end (a few come out well-formed, which the tests below allow for).
+MALFORMED = st.from_regex(r"[A-Za-z0-9_\- ]{0,10}:[A-Za-z0-9_:\- ]{0,20}\n?", fullmatch=True)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(NAMESPACED, st.text(max_size=40), st.sampled_from(sorted(FAILURE_KINDS))))
+@given(st.one_of(NAMESPACED, MALFORMED, st.text(max_size=40), st.sampled_from(sorted(FAILURE_KINDS))))
 def test_category_follows_the_declaration(name: str) -> None:
     verdict = check_name(name, DECLARED)
     server, colon, kind = name.partition(":")
@@ -161,8 +164,10 @@ def test_category_follows_the_declaration(name: str) -> None:
         # Well-formed namespaced: undeclared exactly when the server is declared and the kind is not.
         assert colon
         expected = "undeclared" if server in DECLARED and kind not in DECLARED[server] else "namespaced"
+    elif verdict["category"] == "legacy":
+        expected = "legacy"  # an older label: tested with the history
     else:
-        expected = "unregistered"
+        expected = "malformed" if colon else "unregistered"
     assert verdict["category"] == expected
     if verdict["category"] == "undeclared" and verdict["suggestion"] is not None:
         assert verdict["suggestion"].startswith(f"{server}:")
@@ -239,3 +244,59 @@ def test_an_unreadable_pyproject_found_above_points_to_config_and_config_gets_pa
     broken = run("cancelled", "--config", "broken.toml", cwd=tmp_path)
     assert broken.returncode == 2
     assert "--config FILE" not in broken.stderr
+
+
+def test_a_malformed_namespaced_name_is_malformed_in_text_and_json_and_exit_1(project: Path) -> None:
+    result = run("My_Env:Quota", "swe_env:Patch_Apply_Failed", "cancelled", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "My_Env:Quota                malformed (expected <server>:<kind> in lower case)\n"
+        "swe_env:Patch_Apply_Failed  malformed (expected <server>:<kind> in lower case), did you mean "
+        "'swe_env:patch_apply_failed'?\n"
+        "cancelled                   registered\n"
+    )
+    data = run("--format", "json", "My_Env:Quota", cwd=project)
+    assert data.returncode == 1
+    assert json.loads(data.stdout) == [
+        {"name": "My_Env:Quota", "category": "malformed", "suggestion": None, "replacement": None}
+    ]
+    alone = run("-", cwd=project, stdin="a:b:c\n")
+    assert (alone.returncode, alone.stdout) == (
+        1,
+        "a:b:c  malformed (expected <server>:<kind> in lower case)\n",
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(MALFORMED, NAMESPACED, st.text(max_size=30)))
+def test_check_the_lint_and_the_warning_agree_on_what_is_malformed(name: str) -> None:
+    """One value, three tools: check says malformed exactly when the lint says FK002 and the run-time
+    warning calls it a malformed namespaced kind, and validate_failure_kind still returns it unchanged."""
+    import logging
+
+    import failure_kinds
+    from failure_kinds._runtime import restore, snapshot
+    from failure_kinds.lint import Checker
+
+    malformed = check_name(name, DECLARED)["category"] == "malformed"
+    verdict = Checker(namespaces=DECLARED).verdict(name)
+    assert malformed == (verdict is not None and verdict[0] == "FK002")
+    messages: list[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = Recorder(logging.WARNING)
+    saved = snapshot()
+    failure_kinds.logger.addHandler(handler)
+    try:
+        failure_kinds.declare_namespace("swe_env", DECLARED["swe_env"])
+        assert failure_kinds.validate_failure_kind(name) is name
+    finally:
+        failure_kinds.logger.removeHandler(handler)
+        restore(saved)
+    warned = [message for message in messages if message.startswith("malformed namespaced failure kind ")]
+    assert len(warned) == malformed
+    if malformed:
+        assert "(expected <server>:<kind> in lower case)" in warned[0]

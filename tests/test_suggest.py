@@ -180,7 +180,10 @@ def test_namespaced_suggestions_ignore_case_and_separators(
     assert _suggest.suggest_any(typed, {"my_env": ("quota_hit",)}) == "my_env:quota_hit"
     assert _suggest.suggest_any(typed, {}) is None  # nothing declared there: no namespaced guess
     validate_failure_kind(typed)
-    assert warnings_of(caplog) == [f"unregistered failure kind {typed!r}; did you mean 'my_env:quota_hit'?"]
+    assert warnings_of(caplog) == [
+        f"malformed namespaced failure kind {typed!r} (expected <server>:<kind> in lower case); "
+        "did you mean 'my_env:quota_hit'?"
+    ]
 
 
 def test_a_declared_server_suggests_only_its_own_kinds() -> None:

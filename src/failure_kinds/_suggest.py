@@ -187,6 +187,9 @@ def describe(name: object) -> str:
     if found == "undeclared":
         server = text.partition(":")[0]
         return f"undeclared failure kind {shown(text)} in declared namespace {server!r}{suggestion}"
+    if ":" in text:  # meant as <server>:<kind> and written wrong: the lint's FK002, check's malformed
+        expected = "(expected <server>:<kind> in lower case)"
+        return f"malformed namespaced failure kind {shown(text)} {expected}{suggestion}"
     return f"unregistered failure kind {shown(text)}{suggestion}"
 
 

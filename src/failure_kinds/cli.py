@@ -163,12 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        help="say whether each name is registered, namespaced, undeclared, legacy or unregistered",
+        help="say whether each name is registered, namespaced, undeclared, legacy, malformed or unregistered",
         description="Say for each NAME whether it is registered (naming the replacement of a deprecated "
         "kind), a well-formed namespaced extension (<server>:<kind>), undeclared (a kind its server's "
         "declaration in [tool.failure-kinds.namespaces] does not list), legacy (an older label, with the "
-        "kind that replaced it or the note that none did), or unregistered, with the kind it most likely "
-        "meant. Exit 0 when every name is registered or namespaced, 1 otherwise.",
+        "kind that replaced it or the note that none did), malformed (contains : but is not "
+        "<server>:<kind> in lower case), or unregistered; undeclared, malformed and unregistered names "
+        "come with the name they most likely meant. Exit 0 when every name is registered or namespaced, "
+        "1 otherwise.",
     )
     check.add_argument(
         "names",

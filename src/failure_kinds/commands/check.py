@@ -20,6 +20,8 @@ NAME_LIMIT = 1024
 CHECK_BATCH = 10_000
 # The categories a name may have without failing the check.
 CLEAN_CATEGORIES = frozenset({"registered", "namespaced"})
+# What a malformed name should have been, as the run-time warning says it.
+MALFORMED = "expected <server>:<kind> in lower case"
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -73,14 +75,18 @@ def stdin_names(data: BinaryIO) -> Iterator[str]:
 
 def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, str | None]:
     """The category of ``name`` (registered, namespaced, undeclared when its server's declaration in
-    ``namespaces`` does not list it, legacy for an older label, or unregistered); for undeclared and
-    unregistered names the name most likely meant; for an older label and a deprecated kind the kind
-    that replaces it (None for an older label without a single replacement)."""
+    ``namespaces`` does not list it, legacy for an older label, malformed when it contains ":" but is
+    not ``<server>:<kind>``, or unregistered); for undeclared, malformed and unregistered names the name
+    most likely meant; for an older label and a deprecated kind the kind that replaces it (None for an
+    older label without a single replacement)."""
     from failure_kinds._runtime import category
 
     found = category(name, namespaces or {})
+    if found == "unregistered" and ":" in name:
+        # As the lint's FK002: meant as a namespaced kind, and written wrong.
+        found = "malformed"
     suggestion = replacement = None
-    if found in ("unregistered", "undeclared"):
+    if found in ("unregistered", "undeclared", "malformed"):
         from failure_kinds._suggest import suggest_any
 
         suggestion = suggest_any(name, namespaces or {})
@@ -103,6 +109,8 @@ def render_text(verdicts: list[dict[str, str | None]]) -> str:
     lines: list[str] = []
     for name, verdict in zip(names, verdicts, strict=True):
         line = f"{name:<{width}}  {verdict['category']}"
+        if verdict["category"] == "malformed":
+            line += f" ({MALFORMED})"
         if verdict["suggestion"] is not None:
             line += f", did you mean {verdict['suggestion']!r}?"
         elif verdict["category"] == "legacy":
