@@ -474,6 +474,47 @@ def test_declare_namespace_rejects_any_malformed_kind_atomically(
         _runtime.DECLARED.update(saved)
 
 
+def hostile_bytes(base: type) -> type:
+    """A bytes type whose own methods raise: the message is built from the value, never with them."""
+
+    def fail(*arguments: object) -> object:
+        raise RuntimeError("bytes method")
+
+    methods = ("__len__", "__iter__", "__repr__", "__str__", "decode", "__getitem__", "__eq__", "__hash__")
+    return type(f"Hostile{base.__name__}", (base,), dict.fromkeys(methods, fail))
+
+
+@given(
+    data=st.one_of(names.map(str.encode), st.binary(max_size=300)),
+    kind=st.sampled_from([bytes, bytearray, hostile_bytes(bytes), hostile_bytes(bytearray)]),
+    listed=st.booleans(),
+)
+def test_bytes_as_kinds_are_refused_as_bytes_with_the_name_to_write(
+    data: bytes, kind: type, listed: bool
+) -> None:
+    value = kind(data)
+    saved = _runtime.snapshot()
+    try:
+        said = rf"(not .* of type|is not a string but) {type(value).__name__}(;|$)"
+        with pytest.raises(ValueError, match=said) as raised:
+            declare_namespace("bytes_env", [value] if listed else value)
+        message = str(raised.value)
+        assert message.isprintable()
+        assert len(message) <= MESSAGE_LIMIT
+        assert "write [b" not in message  # never the advice that is refused in turn
+        assert "write b" not in message
+        name = data.decode("ascii", "replace")
+        hinted = kind in (bytes, bytearray) and failure_kinds._NAME_PATTERN.fullmatch(name) is not None
+        hint = f"; write [{name!r}]" if not listed else f"; write {name!r}"
+        assert message.endswith(hint) == hinted
+        assert "bytes_env" not in _runtime.DECLARED
+        if hinted:  # what the message says to write is accepted
+            declare_namespace("bytes_env", [name])
+            assert _runtime.DECLARED["bytes_env"] == {name}
+    finally:
+        _runtime.restore(saved)
+
+
 def test_concurrent_declarations_and_validations_agree(caplog: pytest.LogCaptureFixture) -> None:
     barrier = threading.Barrier(16)
     kinds = [f"kind_{index}" for index in range(64)]
