@@ -9,9 +9,11 @@ struct (for --field result.failure_kind).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 HERE = Path(__file__).parent
 SHIPPED = HERE / "rollout_failures.parquet"
@@ -22,11 +24,12 @@ def rows(source: Path) -> list[dict[str, object]]:
     kept: list[dict[str, object]] = []
     for line in source.read_text(encoding="utf-8").splitlines():
         try:
-            record = json.loads(line)
+            decoded: object = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(record, dict):
+        if not isinstance(decoded, dict):
             continue
+        record = cast("dict[str, object]", decoded)
         kind = record.get("failure_kind")
         if kind is not None and not isinstance(kind, str):
             continue
@@ -42,9 +45,9 @@ def rows(source: Path) -> list[dict[str, object]]:
 
 
 def write(target: Path, source: Path = SOURCE) -> Path:
-    # Imported here so that --help works without the parquet extra.
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    # Imported here so that --help works without the parquet extra; pyarrow ships no types.
+    pa: Any = importlib.import_module("pyarrow")
+    pq: Any = importlib.import_module("pyarrow.parquet")
 
     schema = pa.schema(
         [
