@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds.audit import Report, audit, expand_inputs, render_json, settings_for
+from failure_kinds.audit.fields import check_field, check_objects
 from failure_kinds.audit.parallel import default_jobs
 from failure_kinds.audit.progress import ByteProgress
 from failure_kinds.audit.reader import read_sources
@@ -79,8 +80,13 @@ def one_pass(inputs: list[str], **caps: int) -> str:
 
 def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
     settings = settings_for("failure_kind", None, None, **caps)
-    tasks = plan(expand_inputs(inputs, []), 2, chunk_bytes)
-    return render_json(audit_tasks(tasks, settings, run_here, None).report())
+    sources = expand_inputs(inputs, [])
+    tasks = plan(sources, 2, chunk_bytes)
+    report = audit_tasks(tasks, settings, run_here, None).report()
+    # What the entry point adds when no record has a kind: whether the field is there at all.
+    check_field(report, sources, settings)
+    check_objects(report, settings)
+    return render_json(report)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
