@@ -1,9 +1,17 @@
 """Reading in this process: lines, byte ranges of files, and whole inputs into a partial report. Every
-engine counts JSON Lines through ``count_input`` (one process, each ``--jobs`` worker, each Ray task)."""
+engine counts JSON Lines through ``count_input`` (one process, each ``--jobs`` worker, each Ray task).
+
+A regular file read here must be the same file, unchanged, before and after its read (see ``identity``):
+one truncated, grown, rewritten or replaced meanwhile is named as changed, as the other engines name it,
+rather than counted as if it were whole."""
 
 from __future__ import annotations
 
+import os
+import stat
+
 from .errors import describe_read_error
+from .identity import Identity, changed_error, path_change
 from .partial import PartialReport
 from .progress import Progress
 from .sources import BATCH_BYTES, Input, Source, is_parquet, open_source, read_batches
@@ -56,7 +64,9 @@ def audit_file(
     starts after 0 is a continuation. Gzip files can only be read whole (``start=0, stop=None``)."""
     partial = PartialReport(settings, pins, fast)
     partial.start_file(path, continuation=start > 0)
+    before = _identity(path)
     _read(partial, Source(path, path), start, stop, None)
+    _check_after(partial, path, before)
     return partial
 
 
@@ -67,6 +77,7 @@ def read_sources(
     partial = PartialReport(settings, fast=fast)
     meter = Progress(progress)
     for source in sources:
+        before = None if source.error is not None else _identity(source.path)
         if source.path is not None and is_parquet(source.path):
             from .parquet import add_parquet
 
@@ -74,7 +85,30 @@ def read_sources(
         else:
             partial.start_file(source.display)
             _read(partial, source, 0, None, meter)
+        _check_after(partial, source.path, before)
     return partial
+
+
+def _identity(path: str | None) -> Identity | None:
+    """What the regular file ``path`` is before it is read; None for stdin, a FIFO, a device or a path
+    that cannot be looked at (its read says why). A stream is read once as it comes: nothing to check."""
+    if path is None:
+        return None
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return Identity.of(status) if stat.S_ISREG(status.st_mode) else None
+
+
+def _check_after(partial: PartialReport, path: str | None, before: Identity | None) -> None:
+    """Name the current file as changed when ``path`` no longer names the file ``before`` saw, unchanged
+    (the first error of a file is kept: a read that failed says why)."""
+    if path is None or before is None:
+        return
+    change = path_change(path, before)
+    if change is not None:
+        partial.add_error(changed_error(change))
 
 
 def _read(

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from . import wire
 from .errors import describe_read_error
+from .identity import Identity, changed_error, path_change
 from .partial import PartialReport
 from .progress import ByteProgress
 from .reader import count_input
@@ -65,60 +65,6 @@ GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
 UNREADABLE: Final = "unreadable"
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What the plan saw of a file: the file itself (device and inode), its size and the time it was
-    last modified. ``device`` None: not compared (on a Ray node a shared file has a device of its own)."""
-
-    device: int | None
-    inode: int
-    size: int
-    modified: int
-    """st_mtime_ns."""
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> Identity:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def change(self, status: os.stat_result) -> str | None:
-        """How the file whose status is ``status`` differs from the one planned on; None: it does not."""
-        return self.compare(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def compare(self, device: int | None, inode: int | None, size: int, modified: int) -> str | None:
-        """``change`` for what a filesystem says of a file (None: it does not say; a remote file has no
-        inode)."""
-        if inode is not None and inode != self.inode:
-            return "replaced"
-        if device is not None and self.device is not None and device != self.device:
-            return "replaced"
-        if size < self.size:
-            return "truncated"
-        if size > self.size:
-            return "grown"
-        if modified != self.modified:
-            return "rewritten"
-        return None
-
-    def to_json(self) -> list[int | None]:
-        return [self.device, self.inode, self.size, self.modified]
-
-    @classmethod
-    def from_json(cls, data: object) -> Identity | None:
-        if data is None:
-            return None
-        device, inode, size, modified = wire.sequence(data)
-        return cls(
-            None if device is None else wire.integer(device),
-            wire.integer(inode),
-            wire.integer(size),
-            wire.integer(modified),
-        )
-
-
-def changed_error(change: str) -> str:
-    return f"changed while it was read ({change}): audit it again once nothing writes to it"
 
 
 @dataclass(frozen=True)
@@ -374,12 +320,7 @@ def _change(task: Task, status: os.stat_result) -> str | None:
 
 
 def _path_change(task: Task) -> str | None:
-    if task.identity is None:
-        return None
-    try:
-        return _change(task, os.stat(task.path))
-    except OSError:
-        return "removed"
+    return None if task.identity is None else path_change(task.path, task.identity)
 
 
 def _check_after(partial: PartialReport, task: Task) -> None:
