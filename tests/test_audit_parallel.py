@@ -314,6 +314,7 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
     import failure_kinds.audit.parallel as parallel
 
     path = write_big(tmp_path / "big.jsonl", 400)
+    copy = write_big(tmp_path / "copy.jsonl", 400)  # a file of its own: one path twice is read once
     run_batch = parallel.run_batch
 
     def crashing(batch: Batch, *arguments: object) -> PartialReport:
@@ -322,7 +323,7 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
         return run_batch(batch, *arguments)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parallel, "run_batch", crashing)  # the forked workers inherit it
-    tasks = plan(expand_inputs([str(path), str(path)], []), 2, 20_000)
+    tasks = plan(expand_inputs([str(path), str(copy)], []), 2, 20_000)
     return audit_tasks(tasks, settings_for("failure_kind"), parallel._fork_runner(2, True), None).report()
 
 

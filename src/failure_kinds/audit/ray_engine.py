@@ -18,6 +18,7 @@ import json
 import logging
 
 from .errors import AuditError, describe_read_error
+from .identity import Identity, changed_error
 from .partial import PartialReport
 from .reader import count_input
 from .render import printable
@@ -29,13 +30,11 @@ from .tasks import (
     MIN_CHUNK_BYTES,
     PARQUET,
     STREAM,
-    Identity,
     OrderedMerge,
     Task,
     audit_tasks,
     batch_json,
     batch_size,
-    changed_error,
     line_starts,
     packed,
     plan,
@@ -155,13 +154,15 @@ def _quiet() -> None:
 
 
 def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list[Task]:
-    """Tasks for local paths and URIs, in the order the inputs were given."""
+    """Tasks for local paths and URIs, in the order the inputs were given. The local ones are expanded
+    as the other engines expand them, so a file that several inputs name is read once."""
+    uris = {item for item in inputs if is_uri(item)}
     tasks: list[Task] = []
-    for item in inputs:
+    for source in expand_inputs(inputs, notes):  # a URI is a source of its own, as given
         planned = (
-            _plan_uri(item, notes, chunk_bytes)
-            if is_uri(item)
-            else plan(expand_inputs([item], notes), 1, chunk_bytes)
+            _plan_uri(source.display, notes, chunk_bytes)
+            if source.path in uris and source.path == source.display
+            else plan([source], 1, chunk_bytes)
         )
         for task in planned:
             # Renumbered in the order of all inputs; everything else (an error, the identity) is kept.

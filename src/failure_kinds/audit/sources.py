@@ -60,7 +60,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
     """Files as given, directories as their *.jsonl, *.jsonl.gz and *.parquet regular files
     (recursively, one sorted order; a FIFO or device there is never opened, symbolic links to
     directories are not followed), "-" as stdin. A directory that cannot be listed becomes a source that
-    fails with the reason."""
+    fails with the reason. Each file is read once (see ``read_once``)."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
     from .render import printable
@@ -78,7 +78,34 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
             sources.extend(found)
         else:
             sources.append(Source(item, item))
-    return sources
+    return read_once(sources, notes)
+
+
+def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
+    """``sources`` without those that name a file (device and inode) an earlier one names: a symbolic
+    link beside its target, a hard link, the same path given twice, a directory and a file in it. The
+    first in input order is kept, and a note says how many were left out, so nothing is counted twice
+    or dropped unsaid. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Source] = []
+    repeated = 0
+    for source in sources:
+        if source.path is not None and source.error is None:
+            try:
+                status = os.stat(source.path)
+            except (OSError, ValueError):
+                pass
+            else:
+                key = (status.st_dev, status.st_ino)
+                if key in seen:
+                    repeated += 1
+                    continue
+                seen.add(key)
+        kept.append(source)
+    if repeated:
+        inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
+        notes.append(f"{inputs} a file already read; each file is read once")
+    return kept
 
 
 def _walk(top: str) -> list[Source]:
