@@ -53,6 +53,9 @@ class Probe:
     """Of those, the JSON objects (and Parquet rows): the records that could have held the field."""
     paths: dict[str, None] | None = None
     """The dotted field paths the records have, in the order first seen."""
+    dotted: str | None = None
+    """The first key looked at that holds a dot (a flattened ``"response.failure_kind"``): --field
+    cannot name it, since a dot separates levels, so the note names it instead."""
 
 
 def check_field(report: Report, sources: Sequence[Source], settings: AuditSettings) -> None:
@@ -80,6 +83,11 @@ def check_field(report: Report, sources: Sequence[Source], settings: AuditSettin
         )
     if report.field_suggestion is not None:
         note += f"; did you mean {shown_text(report.field_suggestion, PATH_CHARS)}?"
+    elif probe.dotted is not None:
+        note += (
+            f'; the records have a key "{shown_text(probe.dotted, PATH_CHARS)}" containing dots, which '
+            "--field cannot name because a dot separates levels"
+        )
     elif not probe.paths:
         note += "; the records looked at have no field that --field can name"
     else:
@@ -214,6 +222,8 @@ def _collect(probe: Probe, record: dict[object, object], prefix: str, depth: int
         if len(paths) >= PATHS_LIMIT:
             return
         if not isinstance(key, str) or "." in key or not key or len(prefix) + len(key) > PATH_CHARS:
+            if probe.dotted is None and isinstance(key, str) and "." in key:
+                probe.dotted = key
             continue  # a name --field cannot spell, or one too long to be the one meant
         path = prefix + key
         paths.setdefault(path, None)
@@ -227,7 +237,8 @@ def _probe_parquet(probe: Probe, path: str, segments: list[str]) -> None:
     found = schema_fields(path, segments, PATHS_LIMIT, PATH_CHARS)
     if found is None:
         return
-    present, paths, rows = found
+    present, paths, rows, dotted = found
+    probe.dotted = probe.dotted if probe.dotted is not None else dotted
     probe.present = probe.present or present
     probe.records += rows
     probe.objects += rows

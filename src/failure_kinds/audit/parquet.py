@@ -162,11 +162,11 @@ def add_parquet(
 
 def schema_fields(
     path: str, segments: list[str], limit: int, chars: int
-) -> tuple[bool, list[str], int] | None:
+) -> tuple[bool, list[str], int, str | None] | None:
     """Whether the schema of ``path`` has the field ``segments`` (so every row has it, null or not), the
     dotted struct paths of the schema (at most ``limit``, of at most ``chars`` characters, names with a
-    dot left out: no field can spell them), and its rows; None when the footer cannot be read, or
-    without pyarrow."""
+    dot left out: no field can spell them), its rows, and the first name left out for its dot; None when
+    the footer cannot be read, or without pyarrow."""
     try:
         pa, _, parquet = arrow()
         file: Any = parquet.ParquetFile(path)
@@ -175,6 +175,7 @@ def schema_fields(
         except _AmbiguousColumn:
             present = True  # the file is named with that error: nothing more to say of the field
         paths: list[str] = []
+        dotted: str | None = None
         pending: list[tuple[str, Any]] = [("", file.schema_arrow)]
         while pending and len(paths) < limit:
             prefix, fields = pending.pop(0)
@@ -182,11 +183,12 @@ def schema_fields(
                 field: Any = fields.field(index)
                 name: str = field.name
                 if "." in name or not name or len(paths) >= limit or len(prefix) + len(name) > chars:
+                    dotted = dotted if dotted is not None or "." not in name else name
                     continue
                 paths.append(prefix + name)
                 if pa.types.is_struct(field.type):
                     pending.append((f"{prefix}{name}.", field.type))
-        return present, paths, int(file.metadata.num_rows)
+        return present, paths, int(file.metadata.num_rows), dotted
     except Exception:  # the audit itself reports why the file cannot be read
         return None
 
