@@ -14,7 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import FAILURE_KINDS
-from failure_kinds.commands.check import CHECK_BATCH, check_name
+from failure_kinds.commands.check import (
+    CHECK_BATCH,
+    NAME_LIMIT,
+    bounded,
+    check_name,
+    render_text,
+    stdin_names,
+)
 
 DECLARED = {"swe_env": ("patch_apply_failed", "test_collection_error")}
 
@@ -300,3 +307,63 @@ def test_check_the_lint_and_the_warning_agree_on_what_is_malformed(name: str) ->
     assert len(warned) == malformed
     if malformed:
         assert "(expected <server>:<kind> in lower case)" in warned[0]
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_a_huge_name_on_the_command_line_is_cut_as_one_read_from_stdin(project: Path, form: str) -> None:
+    name = "judge_" + "x" * 100_000
+    given = run(name, "--format", form, cwd=project)
+    read = run("-", "--format", form, cwd=project, stdin=name + "\n")
+    assert (given.returncode, given.stdout, given.stderr) == (read.returncode, read.stdout, read.stderr)
+    assert given.returncode == 1
+    assert len(given.stdout) < 2 * NAME_LIMIT
+    if form == "json":
+        assert json.loads(given.stdout)[0]["name"] == name[:NAME_LIMIT] + "..."
+    else:
+        assert given.stdout == f"{name[:NAME_LIMIT]}...  unregistered\n"
+
+
+def test_a_crafted_name_on_the_command_line_is_one_escaped_line(project: Path) -> None:
+    name = "\x1b]0;owned\x07" + "\u202e" + "a\nfake  registered" + "y" * 5000
+    result = run(name, cwd=project)
+    assert result.returncode == 1
+    (line,) = result.stdout.splitlines()
+    assert "\x1b" not in line
+    assert "\u202e" not in line
+    assert line.endswith("  unregistered")
+    assert len(line) < 4 * NAME_LIMIT
+
+
+# Names around the cut, with the characters that must not reach a terminal raw (a byte that is not UTF-8
+# is \udcff once read); a byte-order mark, which stdin drops at its start, only inside.
+_CHARACTERS = st.one_of(
+    st.sampled_from("ab_:\x1b\u202e\t \x00\udcff"), st.characters(exclude_characters="\r\n\ufeff")
+)
+
+
+def _repeated(text: str, times: int) -> str:
+    return text * times
+
+
+LONG_NAMES = st.one_of(
+    st.text(_CHARACTERS, max_size=40),
+    st.builds(_repeated, st.text(_CHARACTERS, min_size=1, max_size=8), st.integers(1, 700)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(LONG_NAMES)
+def test_a_name_is_checked_and_shown_alike_from_the_command_line_and_stdin(name: str) -> None:
+    """The one cut: a name given as an argument (bounded) and the same line read from stdin are the same
+    name, checked the same, and shown as one line of bounded length."""
+    import io
+
+    read = list(stdin_names(io.BytesIO(name.encode("utf-8", "surrogateescape") + b"\n")))
+    cut = bounded(name)
+    assert read == ([cut] if name.strip() or len(name) > NAME_LIMIT else [])
+    assert cut == name if len(name) <= NAME_LIMIT else cut == name[:NAME_LIMIT] + "..."
+    shown = render_text([check_name(cut, DECLARED)])
+    assert shown.count("\n") == 1
+    assert shown.endswith("\n")
+    assert len(shown) < 12 * NAME_LIMIT
+    assert shown[:-1].isprintable()

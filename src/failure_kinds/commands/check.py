@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator, Mapping
     from typing import BinaryIO
 
-# A name read from stdin is cut to this many characters (no kind comes close), and names are checked and
-# printed in batches of CHECK_BATCH, so `check -` holds bounded memory whatever stream it is given.
+# A name, given on the command line or read from stdin, is cut to this many characters (no kind comes
+# close), and names are checked and printed in batches of CHECK_BATCH, so `check` holds bounded memory and
+# prints bounded lines whatever it is given.
 NAME_LIMIT = 1024
 CHECK_BATCH = 10_000
 # The categories a name may have without failing the check.
@@ -25,7 +26,7 @@ MALFORMED = "expected <server>:<kind> in lower case"
 
 
 def run(arguments: argparse.Namespace) -> int:
-    names: Iterable[str] = arguments.names
+    names: Iterable[str] = map(bounded, arguments.names)
     if arguments.names == ["-"]:
         stream = stdin_bytes()
         if stream is None:
@@ -54,23 +55,28 @@ def run(arguments: argparse.Namespace) -> int:
     return EXIT_CLEAN if clean else EXIT_FINDINGS
 
 
+def bounded(name: str) -> str:
+    """``name`` as checked and shown: cut at NAME_LIMIT characters when longer, and marked with "...",
+    which no kind contains. The one cut of a name, from the command line or from stdin."""
+    return name if len(name) <= NAME_LIMIT else name[:NAME_LIMIT] + "..."
+
+
 def stdin_names(data: BinaryIO) -> Iterator[str]:
-    """Non-blank lines without their line ends; a line longer than NAME_LIMIT is cut there (marked with
-    "...", which no kind contains) and the rest of it skipped without being held."""
+    """Non-blank lines without their line ends, each :func:`bounded`; of a line longer than NAME_LIMIT
+    only the first NAME_LIMIT + 1 characters are held, and the rest is skipped as it is read."""
     import io
 
     # Decoded as UTF-8 whatever the locale says, with surrogateescape so a byte that is not UTF-8 is kept
     # (and shown escaped) rather than ending the run; a byte-order mark at the start is dropped.
     stream = io.TextIOWrapper(data, encoding="utf-8-sig", errors="surrogateescape", newline="")
     while line := stream.readline(NAME_LIMIT + 1):
-        if len(line) > NAME_LIMIT and not line.endswith("\n"):
-            while (rest := stream.readline(64 * 1024)) and not rest.endswith("\n"):
+        overlong = len(line) > NAME_LIMIT and not line.endswith(("\n", "\r"))
+        if overlong:
+            while (rest := stream.readline(64 * 1024)) and not rest.endswith(("\n", "\r")):
                 pass
-            yield line[:NAME_LIMIT] + "..."
-            continue
         name = line.rstrip("\r\n")
-        if name.strip():
-            yield name
+        if overlong or name.strip():
+            yield bounded(name)
 
 
 def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, str | None]:
