@@ -332,3 +332,29 @@ def test_strict_fails_on_a_parquet_file_whose_only_column_has_the_dotted_name(tm
     result = run_cli("audit", "--strict", "--field", "r.failure_kind", "rows.parquet", cwd=tmp_path)
     assert result.returncode == 1
     assert 'a key "r.failure_kind" containing dots' in result.stderr
+
+
+@needs("pyarrow")
+def test_ray_plans_an_object_that_several_uris_name_once(tmp_path: Path) -> None:
+    from failure_kinds.audit import ray_engine
+
+    for index in range(30):
+        (tmp_path / f"shard-{index:02d}.jsonl").write_bytes(log_lines([KINDS[index % 4]] * (index + 1)))
+    uri = f"file://{tmp_path}"
+    inputs = [
+        uri,
+        f"{uri}/shard-03.jsonl",
+        str(tmp_path / "shard-04.jsonl"),
+        str(tmp_path),
+        f"{uri}/shard-03.jsonl",
+    ]
+    notes: list[str] = []
+    tasks = ray_engine._plan_all(inputs, notes, 1 << 20)
+    # The URIs' 30 objects, then the local files, the one given alone first (a URI and a path are not
+    # compared: a remote object has no inode).
+    assert [task.display for task in tasks] == [
+        *(f"{uri}/shard-{index:02d}.jsonl" for index in range(30)),
+        str(tmp_path / "shard-04.jsonl"),
+        *(str(tmp_path / f"shard-{index:02d}.jsonl") for index in range(30) if index != 4),
+    ]
+    assert notes == ["3 inputs name a file already read; each file is read once"]

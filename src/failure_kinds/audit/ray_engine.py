@@ -23,7 +23,7 @@ from .partial import PartialReport
 from .reader import count_input
 from .render import printable
 from .settings import AuditSettings, Pins
-from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip, is_uri
+from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip, is_uri, note_repeated
 from .tasks import (
     GZIP,
     LINES,
@@ -155,21 +155,28 @@ def _quiet() -> None:
 
 def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list[Task]:
     """Tasks for local paths and URIs, in the order the inputs were given. The local ones are expanded
-    as the other engines expand them, so a file that several inputs name is read once."""
+    as the other engines expand them, so a file that several inputs name is read once; so is an object
+    that several URIs name (a directory's URI and one of its files'), known by its URI."""
     uris = {item for item in inputs if is_uri(item)}
+    planned_uris: set[str] = set()
+    repeated = 0
     tasks: list[Task] = []
     for source in expand_inputs(inputs, notes):  # a URI is a source of its own, as given
-        planned = (
-            _plan_uri(source.display, notes, chunk_bytes)
-            if source.path in uris and source.path == source.display
-            else plan([source], 1, chunk_bytes)
-        )
+        if source.path in uris and source.path == source.display:
+            planned = _plan_uri(source.display, notes, chunk_bytes)
+            named = {task.path for task in planned}
+            repeated += len(named & planned_uris)
+            planned = [task for task in planned if task.path not in planned_uris]
+            planned_uris |= named
+        else:
+            planned = plan([source], 1, chunk_bytes)
         for task in planned:
             # Renumbered in the order of all inputs; everything else (an error, the identity) is kept.
             # A node may mount shared storage under a device number of its own: the inode, size and
             # modification time still tell a changed file.
             identity = None if task.identity is None else dataclasses.replace(task.identity, device=None)
             tasks.append(dataclasses.replace(task, index=len(tasks), identity=identity))
+    note_repeated(notes, repeated)
     return tasks
 
 

@@ -102,10 +102,25 @@ def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
                     continue
                 seen.add(key)
         kept.append(source)
-    if repeated:
-        inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
-        notes.append(f"{inputs} a file already read; each file is read once")
+    note_repeated(notes, repeated)
     return kept
+
+
+_READ_ONCE: Final = " a file already read; each file is read once"
+
+
+def note_repeated(notes: list[str], repeated: int) -> None:
+    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all
+    (Ray adds the URIs that name an object already planned to the local inputs' count)."""
+    if not repeated:
+        return
+    for index, note in enumerate(notes):
+        if note.endswith(_READ_ONCE):
+            repeated += int(note.partition(" ")[0].replace(",", ""))
+            del notes[index]
+            break
+    inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
+    notes.append(inputs + _READ_ONCE)
 
 
 def _walk(top: str) -> list[Source]:
