@@ -265,9 +265,82 @@ def test_a_misspelled_table_is_a_warning_and_is_not_read(
     assert both.warnings == config.warnings
 
 
+# Tables real projects keep under [tool], none of them ours.
+OTHER_TOOLS = (
+    "ruff", "mypy", "pytest", "hatch", "black", "isort", "coverage", "pyright", "poetry", "setuptools",
+    "setuptools_scm", "tox", "pylint", "bandit", "codespell", "cibuildwheel", "towncrier", "uv", "pdm",
+    "flit", "maturin", "scikit-build", "commitizen", "pydocstyle", "docformatter", "bumpversion",
+    "semantic_release", "interrogate", "check-manifest", "pyproject-fmt", "vulture", "autopep8", "yapf",
+    "flake8", "sqlfluff", "mutmut", "nox", "pixi", "rye", "hatch-vcs", "pytest-benchmark", "pytype",
+    "basedpyright", "deptry", "refurb", "typos", "mdformat", "cruft", "scriv", "bump-my-version",
+    "cython-lint", "dagster", "kedro", "kinds", "failures", "failure-modes", "failure_reports", "failsafe",
+)  # fmt: skip
+
+
 def test_other_tools_tables_are_not_warned_about(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", "[tool.ruff]\nline-length = 100\n[tool.failure-kind]\n[tool.kinds]\n")
-    assert load_config(start=tmp_path).warnings == ()
+    body = "".join(f"[tool.{name}]\nsetting = 1\n" for name in OTHER_TOOLS)
+    write(
+        tmp_path / "pyproject.toml",
+        body + '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n',
+    )
+    config = load_config(start=tmp_path)
+    assert (config.namespaces, config.warnings) == ({"swe_env": ("patch_apply_failed",)}, ())
+
+
+@pytest.mark.parametrize(
+    "key", ["failurekinds", "failure-kind", "failure_kind", "FailureKinds", "failre-kinds", "failure-kinsd"]
+)
+def test_a_near_miss_of_the_table_is_named(tmp_path: Path, key: str) -> None:
+    pyproject = write(
+        tmp_path / "pyproject.toml",
+        f'[tool.ruff]\n[tool.{key}.namespaces]\nswe_env = ["patch_apply_failed"]\n',
+    )
+    config = load_config(start=tmp_path)
+    assert config.namespaces == {}
+    assert config.warnings == (f"{pyproject}: [tool.{key}] is not read; did you mean [tool.failure-kinds]?",)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, len("failure-kinds") - 1),
+    st.sampled_from(["delete", "insert", "replace", "swap"]),
+    st.sampled_from(string.ascii_lowercase + "_-"),
+)
+def test_any_one_typo_in_the_table_key_is_named(
+    tmp_path_factory: pytest.TempPathFactory, at: int, edit: str, letter: str
+) -> None:
+    """One letter left out, added, changed, or two swapped: still a likely misspelling, and named."""
+    right = "failure-kinds"
+    key = {
+        "delete": right[:at] + right[at + 1 :],
+        "insert": right[:at] + letter + right[at:],
+        "replace": right[:at] + letter + right[at + 1 :],
+        "swap": right[:at] + right[at + 1 : at + 2] + right[at : at + 1] + right[at + 2 :],
+    }[edit]
+    if key.strip("-") != key:
+        key = "x" + key  # a bare key may start with "-", but keep the header easy to read
+    folder = tmp_path_factory.mktemp("config")
+    write(folder / "pyproject.toml", f"[tool.ruff]\n[tool.{header(key)}]\n")
+    warnings = load_config(start=folder).warnings
+    assert len(warnings) == (key != right)
+    if warnings:
+        assert warnings[0].endswith("is not read; did you mean [tool.failure-kinds]?")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=80), min_size=1, max_size=5, unique=True))
+def test_any_tool_keys_load_with_at_most_one_bounded_line_each(
+    tmp_path_factory: pytest.TempPathFactory, keys: list[str]
+) -> None:
+    folder = tmp_path_factory.mktemp("config")
+    # Quoted as TOML reads a basic string: JSON's escapes are TOML's, and DEL must be escaped too.
+    quoted = [json.dumps(key, ensure_ascii=False).replace("\x7f", "\\u007f") for key in keys]
+    write(folder / "pyproject.toml", "".join(f"[tool.{key}]\n" for key in quoted))
+    warnings = load_config(start=folder).warnings
+    assert len(warnings) <= len(keys)
+    for warning in warnings:
+        assert warning.isprintable()
+        assert len(warning) < 400
 
 
 def test_the_command_names_the_misspelled_table_on_stderr(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ directory; one without the table declares nothing. ``--config FILE`` names the f
 ``pyproject.toml`` is read at ``[tool.failure-kinds]`` as usual, any other file (``failure-kinds.toml``,
 say) holds the same keys at its top level (``generate = ...`` and a ``[namespaces]`` table).
 
-A table spelled almost so (``[tool.failure_kinds]``, another case) is not read, and is named in
-:attr:`ProjectConfig.warnings` as the likely misspelling it is, for the command to show.
+A table spelled almost so (``[tool.failure_kinds]``, ``[tool.FailureKinds]``, ``[tool.failurekinds]``,
+``[tool.failure-kind]``) is not read, and is named in :attr:`ProjectConfig.warnings` as the likely
+misspelling it is, for the command to show; other tools' tables are left alone.
 
 Anything malformed is a :class:`ConfigError` whose message names the file and the entry.
 """
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
     from typing import Final
 
 PYPROJECT: Final = "pyproject.toml"
-TABLE: Final = "tool.failure-kinds"
+# The key of our table under [tool], and its header.
+TOOL_KEY: Final = "failure-kinds"
+TABLE: Final = f"tool.{TOOL_KEY}"
 # A configuration file larger than this is refused rather than read: it cannot be a real one, and a
 # device or a runaway file must not cost unbounded memory.
 SIZE_LIMIT: Final = 4 * 1024 * 1024
@@ -156,24 +159,30 @@ def _reason(error: OSError) -> str:
 
 def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:
     """The ``[tool.failure-kinds]`` table of a pyproject.toml, and a warning for each table under
-    ``[tool]`` that only differs from it in case, underscores or spaces: not read, so not silently."""
+    ``[tool]`` that is a likely misspelling of it: not read, so not silently."""
     tool = _table(document.get("tool", {}))
     if tool is None:
         raise ConfigError(f"{shown_path(path)}: [tool] must be a table")
-    table = _table(tool.get("failure-kinds", {}))
+    table = _table(tool.get(TOOL_KEY, {}))
     if table is None:
         raise ConfigError(f"{shown_path(path)}: [{TABLE}] must be a table")
     warnings = tuple(
         f"{shown_path(path)}: [tool.{_shown_key(key)}] is not read; did you mean [{TABLE}]?"
         for key in tool
-        if key != "failure-kinds" and _loose(key) == _loose("failure-kinds")
+        if key != TOOL_KEY and _misspells_ours(key)
     )
     return table, warnings
 
 
-def _loose(key: str) -> str:
-    """A table name as a person may misremember it: any case, ``_``, ``-``, ``.`` or a space between words."""
-    return re.sub(r"[-_.\s]+", "-", key.strip().lower())
+def _misspells_ours(key: str) -> bool:
+    """Whether the ``[tool]`` key ``key`` is most likely our table's key written wrong: in any case or
+    separators (``_``, ``-``, ``.``, spaces, or none), with a typo, or cut short, as the closest match
+    the package suggests kinds with judges it."""
+    from failure_kinds._suggest import closest
+
+    # Case and separators are folded first: the matcher would read "FaIlUrE" as words of a camel-case
+    # name, which a table key is not.
+    return closest(re.sub(r"[-_.\s]+", "-", key.strip().lower()), (TOOL_KEY,)) is not None
 
 
 def _shown_key(key: str) -> str:
