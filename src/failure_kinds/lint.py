@@ -22,7 +22,8 @@ Codes:
     FK004  an older label: the message names its replacement, or says it has none
     FK005  a deprecated kind: the message names its replacement
 
-Only regular files are read, each up to SIZE_LIMIT bytes.
+Only regular files are read, each up to SIZE_LIMIT bytes, and each once: a file that several paths name
+(a symbolic or hard link beside its target, one path twice) is read at the first of them.
 """
 
 from __future__ import annotations
@@ -153,17 +154,38 @@ def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Ite
 
 def read_source(path: str, *, walked: bool = False) -> bytes | None:
     """The bytes of the regular file ``path``, at most SIZE_LIMIT + 1 of them. Raises _Unreadable when it
-    cannot be read or is not a regular file; returns None for a non-regular file found in a directory
-    walk (a FIFO or a device there is not source anybody asked for)."""
+    cannot be read or is not a regular file; returns None for an entry of a directory walk that is not a
+    regular file (a FIFO, a device or a dangling symbolic link there is not source anybody asked for)."""
+    read = _read(path, walked=walked, seen=None)
+    return read if isinstance(read, bytes) else None
+
+
+# What _read returns for an entry it does not read.
+_SKIPPED: Final = "skipped"
+_REPEATED: Final = "repeated"
+
+
+def _read(path: str, *, walked: bool, seen: set[tuple[int, int]] | None) -> bytes | str:
+    """The bytes of ``path`` as read_source reads them; _SKIPPED for what read_source returns None for;
+    _REPEATED, unread, for a file (device and inode) already in ``seen``, which gets each file read."""
     try:
         descriptor = _open_descriptor(path)
     except OSError as error:
+        if walked and os.path.islink(path):
+            return _SKIPPED
         raise _Unreadable(_reason(error)) from None
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             if walked:
-                return None
+                return _SKIPPED
             raise _Unreadable("not a regular file")
+        if seen is not None:
+            # The file opened, not the name: a link replaced meanwhile is judged by what is read.
+            key = (status.st_dev, status.st_ino)
+            if key in seen:
+                return _REPEATED
+            seen.add(key)
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             return file.read(SIZE_LIMIT + 1)
     except OSError as error:
@@ -188,22 +210,46 @@ def lint_paths(
     paths: Sequence[str],
     fields: Sequence[str] = DEFAULT_FIELDS,
     namespaces: Mapping[str, Collection[str]] | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings for every file under ``paths``, and what could not be read (``path: reason``), in the
-    order met. ``namespaces`` maps each declared server to its kinds (FK003); None declares nothing."""
+    order met. ``namespaces`` maps each declared server to its kinds (FK003); None declares nothing.
+
+    Each file is read once, at the first path naming it. What is left out is not an error but is said,
+    once each, in ``notes``: how many entries of the directories walked were not regular files, and how
+    many paths named a file already read."""
     checker = Checker(fields, namespaces)
     findings: list[Finding] = []
     unreadable: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    skipped = repeated = 0
     for path in paths:
         walked = os.path.isdir(path)
         for file_path in source_files([path], unreadable):
             try:
-                source = read_source(file_path, walked=walked)
+                source = _read(file_path, walked=walked, seen=seen)
             except _Unreadable as error:
                 unreadable.append(f"{shown_path(file_path)}: {error}")
                 continue
-            if source is not None:
+            if isinstance(source, bytes):
                 findings.extend(checker.check_source(source, file_path))
+            elif source == _SKIPPED:
+                skipped += 1
+            else:
+                repeated += 1
+    if notes is not None:
+        if skipped:
+            entries = (
+                "1 entry found in a directory is not a regular file"
+                if skipped == 1
+                else f"{skipped:,} entries found in directories are not regular files"
+            )
+            kinds = "a FIFO, a device or a dangling symbolic link"
+            notes.append(f"{entries} ({kinds}) and {'was' if skipped == 1 else 'were'} skipped")
+        if repeated:
+            # In the audit's words for the same thing.
+            inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
+            notes.append(f"{inputs} a file already read; each file is read once")
     return findings, unreadable
 
 

@@ -33,7 +33,8 @@ def run(arguments: argparse.Namespace) -> int:
         )
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
-    findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces)
+    notes: list[str] = []
+    findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces, notes)
     changed = False
     if arguments.fix or arguments.diff:
         checker = lint.Checker(fields, config.namespaces)
@@ -47,6 +48,8 @@ def run(arguments: argparse.Namespace) -> int:
         write_output("".join(github_command(finding) for finding in findings))
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
+    for note in notes:
+        error_line(f"failure-kinds lint: note: {note}")
     for problem in unreadable:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
