@@ -259,6 +259,45 @@ def test_audit_json_report_is_the_example_report() -> None:
             assert value == real[key], key
 
 
+# Inputs where --strict fails because --field was never seen, each with the note the audit page quotes.
+UNSEEN_FIELD = {
+    "readme": (["README.txt"], {"README.txt": "hello\nworld\n"}),
+    "empty keys": (["empty.jsonl"], {"empty.jsonl": '{}\n{"": 1}\n'}),
+    "dotted key": (["flat.jsonl"], {"flat.jsonl": '{"response.failure_kind": "cancelled"}\n'}),
+    "empty file": (["empty.jsonl"], {"empty.jsonl": ""}),
+    "no file": (["nothing"], {"nothing/notes.txt": "not a log\n"}),
+}
+
+
+@pytest.mark.parametrize("case", UNSEEN_FIELD)
+def test_audit_notes_are_quoted_as_printed(case: str, tmp_path: Path) -> None:
+    """Each note of a --field never seen is on the audit page word for word, and fails --strict."""
+    inputs, files = UNSEEN_FIELD[case]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = run_cli("audit", "--strict", "--format", "json", *inputs, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["field_missing"] is True
+    notes = [line.partition("note: ")[2] for line in result.stderr.splitlines() if "note: " in line]
+    assert notes, result.stderr
+    prose = " ".join(page("audit.md").split())
+    last = notes[-1]
+    # The page shortens the note naming a dotted key to what follows its first "; ".
+    shown = "..." + last[last.index("; ") :] if case == "dotted key" else last
+    assert f"{shown}`" in prose, last
+
+
+def test_repeated_inputs_note_is_quoted_as_printed(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n', encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to("a.jsonl")
+    result = run_cli("audit", "a.jsonl", "link.jsonl", "a.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "failure-kinds audit: note: 2 inputs name a file already read" in result.stderr
+    note = result.stderr.strip().partition("note: ")[2]
+    assert f"`note: {note}`" in " ".join(page("audit.md").split())
+
+
 def test_declaration_is_the_worked_examples() -> None:
     ((_, body),) = blocks("<!-- declaration:")
     example = tomllib.loads((ROOT / "examples" / "swe_env" / "pyproject.toml").read_text(encoding="utf-8"))
