@@ -89,6 +89,10 @@ def test_changes_that_break_code_or_old_data_are_incompatible(
             "not by another of its kinds",
         ),
         (lambda export: export["kinds"][0].update(since="banana"), "not a version such as 0.3.0"),
+        (
+            lambda export: export["older_labels"][0].update(replacement="no_such_kind"),
+            "not by one of its kinds",
+        ),
         (lambda export: export["stages"].append({"value": "\x1b[31m\nforged: ok"}), "does not match"),
         (lambda export: export["stages"].append({"value": "s" * 100_000}), "does not match"),
     ],
@@ -105,3 +109,12 @@ def test_a_malformed_export_is_one_line_and_exit_2(
     assert reason in line
     assert line.isprintable()
     assert len(line) < 600
+
+
+def test_a_first_replacement_of_an_older_label_is_compatible(tmp_path: Path) -> None:
+    changed = copy.deepcopy(CURRENT)
+    older = next(label for label in changed["older_labels"] if label["replacement"] is None)  # type: ignore[attr-defined]
+    older["replacement"] = "agent_timeout"
+    result = run_cli("diff", written(tmp_path, "old.json", CURRENT), written(tmp_path, "new.json", changed))
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == f"added replacement of older label {older['label']}: None -> agent_timeout\n"

@@ -171,6 +171,10 @@ def _problem(export: object) -> str | None:
     names = [str(kind["name"]) for kind in kinds.values()]
     if len(set(names)) != len(names):
         return "two kinds have the same name"
+    for label, entry in _by(data, "older_labels", "label").items():
+        replacement = entry["replacement"]
+        if replacement is not None and replacement not in kinds:
+            return f"older label {label} is replaced by {shown_value(replacement)}, not by one of its kinds"
     for value, kind in kinds.items():
         since = kind.get("since", "0.1.0")
         if not isinstance(since, str) or _VERSION.fullmatch(since) is None:
@@ -241,11 +245,10 @@ def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[
             lines.append(f"added older label {label} ({target})")
         elif old_labels[label].get("replacement") != replacement:
             before = old_labels[label].get("replacement")
-            # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere.
-            lines.append(
-                f"{'removed' if replacement is None else 'changed'} replacement of older label {label}:"
-                f" {before} -> {replacement}"
-            )
+            # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere; a first
+            # replacement only regroups what had none.
+            change = "added" if before is None else "removed" if replacement is None else "changed"
+            lines.append(f"{change} replacement of older label {label}: {before} -> {replacement}")
             compatible = compatible and before is None
     return _ordered(lines), compatible
 
