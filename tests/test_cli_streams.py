@@ -12,14 +12,12 @@ import io
 import json
 import os
 import subprocess
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, command, run_cli, run_cli_bytes
+from helpers import ROOT, command, non_blocking_pipe, run_cli, run_cli_bytes, write_later
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -451,29 +449,6 @@ def test_one_label_aliased_to_two_kinds_is_a_usage_error(tmp_path: Path, aliases
 
 # A non-blocking standard input: the parent set O_NONBLOCK on the descriptor it hands over, and its data
 # comes later. EAGAIN then is "nothing yet", never the end.
-
-
-def non_blocking_pipe() -> tuple[int, int]:
-    """A pipe whose read end has O_NONBLOCK set, as an event loop would leave it."""
-    read_end, write_end = os.pipe()
-    os.set_blocking(read_end, False)
-    return read_end, write_end
-
-
-def write_later(descriptor: int, chunks: list[bytes], pause: float) -> threading.Thread:
-    """Write each chunk after ``pause`` seconds, then close the descriptor: the reader's end of input."""
-
-    def writer() -> None:
-        try:
-            for chunk in chunks:
-                time.sleep(pause)
-                os.write(descriptor, chunk)
-        finally:
-            os.close(descriptor)
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    return thread
 
 
 @given(st.lists(st.binary(min_size=1, max_size=70_000), max_size=6))
