@@ -193,3 +193,16 @@ def interleaved(candidates: dict[str, Callable[[], float]], repetitions: int) ->
                 sample = min([sample] + [candidates[name]() for _ in range(BEST_OF - 1)])
             samples[name].append(sample)
     return samples
+
+
+# The peer both scale suites measure against: DuckDB counting the same field of the same JSON Lines,
+# run as a fresh process like ours.
+DUCKDB_SCRIPT = """
+import sys, duckdb
+rows = duckdb.sql(
+    "SELECT failure_kind, count(*) FROM read_json(?, format='newline_delimited', "
+    "columns={'failure_kind': 'VARCHAR'}, ignore_errors=true) GROUP BY failure_kind",
+    params=[sys.argv[1]],
+).fetchall()
+print(len(rows))
+"""

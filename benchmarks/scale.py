@@ -22,6 +22,7 @@ from typing import Any
 
 import rollouts
 from common import (
+    DUCKDB_SCRIPT,
     Goal,
     Row,
     cache_folder,
@@ -37,16 +38,6 @@ FULL_ROWS = 2_000_000
 QUICK_ROWS = 5_000
 # Rows per Parquet row group, as a writer flushing every so often would leave them.
 ROW_GROUP = 100_000
-
-DUCKDB_SCRIPT = """
-import sys, duckdb
-rows = duckdb.sql(
-    "SELECT failure_kind, count(*) FROM read_json(?, format='newline_delimited', "
-    "columns={'failure_kind': 'VARCHAR'}, ignore_errors=true) GROUP BY failure_kind",
-    params=[sys.argv[1]],
-).fetchall()
-print(len(rows))
-"""
 
 ARROW_SCRIPT = """
 import sys

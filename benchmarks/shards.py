@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import rollouts
-from common import Goal, Row, cache_folder, interleaved, median, paired_ratio, spread
+from common import DUCKDB_SCRIPT, Goal, Row, cache_folder, interleaved, median, paired_ratio, spread
 
 from failure_kinds import FailureKind
 
@@ -40,16 +40,6 @@ START_UP_SECONDS = 0.5
 GOAL = 1.3
 FULL_LIMIT_SECONDS = 120.0
 QUICK_LIMIT_SECONDS = 60.0
-
-DUCKDB_SCRIPT = """
-import sys, duckdb
-rows = duckdb.sql(
-    "SELECT failure_kind, count(*) FROM read_json(?, format='newline_delimited', "
-    "columns={'failure_kind': 'VARCHAR'}, ignore_errors=true) GROUP BY failure_kind",
-    params=[sys.argv[1]],
-).fetchall()
-print(len(rows))
-"""
 
 
 def kind(random_source: random.Random, distinct: int, index: int | None = None) -> str | None:
