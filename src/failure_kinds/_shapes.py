@@ -16,8 +16,11 @@ from failure_kinds._annotations import called_name, is_kind_annotation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Final
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import Final, TypeVar
+
+    # Constrained, so a dict display's values come back as expressions and a pattern's as patterns.
+    Entry = TypeVar("Entry", ast.expr, ast.pattern)
 
 CHECKED_FUNCTIONS: Final = frozenset(
     {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
@@ -200,6 +203,16 @@ class _Walk:
             )
         return False
 
+    def under_fields(self, keys: Sequence[ast.expr | None], entries: list[Entry]) -> list[Entry]:
+        """The entries of a dict display or a mapping pattern whose key is a literal naming a field: the
+        two spell a field's value the same way, ``{"failure_kind": ...}``."""
+        fields = self.fields
+        return [
+            entry
+            for key, entry in zip(keys, entries, strict=True)
+            if isinstance(key, ast.Constant) and key.value in fields
+        ]
+
     def visit(self, roots: list[ast.stmt]) -> None:
         fields = self.fields
         found = self.found
@@ -234,9 +247,8 @@ class _Walk:
                         found.extend(self.strings(node.args[1]))
             elif node_type is ast.Dict:
                 assert isinstance(node, ast.Dict)
-                for key, value in zip(node.keys, node.values, strict=True):
-                    if isinstance(key, ast.Constant) and key.value in fields:
-                        found.extend(self.strings(value))
+                for value in self.under_fields(node.keys, node.values):
+                    found.extend(self.strings(value))
             elif node_type is ast.Compare:
                 assert isinstance(node, ast.Compare)
                 self.comparisons.append(node)
@@ -266,9 +278,8 @@ class _Walk:
                 self.matches.append(node)
             elif node_type is ast.MatchMapping:
                 assert isinstance(node, ast.MatchMapping)
-                for key, pattern in zip(node.keys, node.patterns, strict=True):
-                    if isinstance(key, ast.Constant) and key.value in fields:
-                        found.extend(self.case_strings(pattern))
+                for pattern in self.under_fields(node.keys, node.patterns):
+                    found.extend(self.case_strings(pattern))
             elif node_type is ast.MatchClass:
                 assert isinstance(node, ast.MatchClass)
                 for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
