@@ -10,25 +10,24 @@ import tempfile
 from pathlib import Path
 
 import rollouts
-from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, peak_memory, spread
+from common import (
+    Goal,
+    Row,
+    audit_command,
+    cpu_process,
+    interleaved,
+    median,
+    memory_row,
+    paired_ratio,
+    peak_memory,
+    spread,
+)
 
 HERE = Path(__file__).parent
 
 
-def audit_command(path: Path, decoder: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "failure_kinds",
-        "audit",
-        str(path),
-        "--decoder",
-        decoder,
-        "--format",
-        "json",
-        "--jobs",
-        "1",
-    ]
+def serial_audit(path: Path, decoder: str) -> list[str]:
+    return audit_command(path, "--decoder", decoder, "--jobs", "1")
 
 
 def write_blank(path: Path, size: int, white_space: bool) -> Path:
@@ -66,15 +65,15 @@ def measure(quick: bool) -> list[Row]:
         samples = interleaved(
             {
                 "naive": lambda: cpu_process([sys.executable, str(HERE / "naive_audit.py"), str(big)]),
-                "stdlib": lambda: cpu_process(audit_command(big, "stdlib")),
-                "msgspec": lambda: cpu_process(audit_command(big, "msgspec")),
-                "blank": lambda: cpu_process(audit_command(blank, "msgspec")),
-                "spaced": lambda: cpu_process(audit_command(spaced, "msgspec")),
+                "stdlib": lambda: cpu_process(serial_audit(big, "stdlib")),
+                "msgspec": lambda: cpu_process(serial_audit(big, "msgspec")),
+                "blank": lambda: cpu_process(serial_audit(blank, "msgspec")),
+                "spaced": lambda: cpu_process(serial_audit(spaced, "msgspec")),
             },
             repetitions,
         )
-        memory_big = median([peak_memory(audit_command(big, "auto")).process for _ in range(repetitions)])
-        memory_small = median([peak_memory(audit_command(small, "auto")).process for _ in range(repetitions)])
+        memory_big = median([peak_memory(serial_audit(big, "auto")).process for _ in range(repetitions)])
+        memory_small = median([peak_memory(serial_audit(small, "auto")).process for _ in range(repetitions)])
     naive = median(samples["naive"])
     rows: list[Row] = []
     for decoder, goal in (("stdlib", 1.0), ("msgspec", 3.0)):
@@ -108,13 +107,11 @@ def measure(quick: bool) -> list[Row]:
             )
         )
     rows.append(
-        Row(
-            name=f"audit peak memory, {big_lines:,} vs {small_lines:,} lines",
-            measured=f"{memory_big / 1024:.1f} MiB",
-            baseline=f"{memory_small / 1024:.1f} MiB on {small_lines:,} lines",
-            ratio=memory_big / memory_small,
-            spread="",
-            goal=Goal(at_most=1.15),
+        memory_row(
+            f"audit peak memory, {big_lines:,} vs {small_lines:,} lines",
+            memory_big,
+            memory_small,
+            small_lines,
         )
     )
     return rows

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import subprocess
+import sys
 import time
 import timeit
 from collections.abc import Callable, Sequence
@@ -86,6 +88,16 @@ def cpu_process(command: Sequence[str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def package_command(*arguments: str) -> list[str]:
+    """The ``failure-kinds`` command with ``arguments``, run from this interpreter as a fresh process."""
+    return [sys.executable, "-m", "failure_kinds", *arguments]
+
+
+def audit_command(path: Path, *options: str) -> list[str]:
+    """The audit of ``path`` as a fresh process, writing the JSON report."""
+    return package_command("audit", str(path), "--format", "json", *options)
+
+
 # Where generated inputs are kept between runs: inside the project's ignored build folder, which
 # `make clean` removes, never the system's temporary directory.
 CACHE = Path(__file__).resolve().parent.parent / "build" / "bench"
@@ -127,6 +139,23 @@ def peak_memory(command: Sequence[str]) -> PeakMemory:
         raise RuntimeError(f"{list(command)} exited with status {process.returncode}")
     workers = [peak for pid, peak in peaks.items() if pid != process.pid]
     return PeakMemory(process=peaks.get(process.pid, 0), workers=max(workers, default=0))
+
+
+# How much more a peak may be on the larger input: what the audit holds must not grow with its input.
+FLAT_MEMORY = 1.15
+
+
+def memory_row(name: str, larger: float, smaller: float, smaller_lines: int, absent: str = "not seen") -> Row:
+    """Peak memory in KiB on a larger input against a smaller one. A peak not seen on either input
+    leaves nothing measured: that misses the goal rather than passing as no growth."""
+    return Row(
+        name=name,
+        measured=f"{larger / 1024:.1f} MiB" if larger else absent,
+        baseline=f"{smaller / 1024:.1f} MiB on {smaller_lines:,} lines",
+        ratio=larger / smaller if larger and smaller else math.inf,
+        spread="",
+        goal=Goal(at_most=FLAT_MEMORY),
+    )
 
 
 def descendants(pid: int) -> list[int]:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, spread
+from common import Goal, Row, cpu_process, interleaved, median, package_command, paired_ratio, spread
 
 PARSE_ONLY = """
 import ast, os, sys
@@ -96,7 +96,7 @@ def _measure(quick: bool, producers: float, label: str) -> Row:
         # a free core is the other work's cost, not ours.
         samples = interleaved(
             {
-                "lint": lambda: cpu_process([sys.executable, "-m", "failure_kinds", "lint", str(tree)]),
+                "lint": lambda: cpu_process(package_command("lint", str(tree))),
                 "parse": lambda: cpu_process([sys.executable, "-c", PARSE_ONLY, str(tree)]),
             },
             repetitions,
