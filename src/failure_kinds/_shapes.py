@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Final, TypeVar
 
     # Constrained, so a dict display's values come back as expressions and a pattern's as patterns.
-    Entry = TypeVar("Entry", ast.expr, ast.pattern)
+    _Entry = TypeVar("_Entry", ast.expr, ast.pattern)
 
 CHECKED_FUNCTIONS: Final = frozenset(
     {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
@@ -203,7 +203,7 @@ class _Walk:
             )
         return False
 
-    def under_fields(self, keys: Sequence[ast.expr | None], entries: list[Entry]) -> list[Entry]:
+    def under_fields(self, keys: Sequence[ast.expr | None], entries: list[_Entry]) -> list[_Entry]:
         """The entries of a dict display or a mapping pattern whose key is a literal naming a field: the
         two spell a field's value the same way, ``{"failure_kind": ...}``."""
         fields = self.fields
