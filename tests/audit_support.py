@@ -1,17 +1,22 @@
-"""What the audit's test modules share: an engine that runs the tasks in this process, and a reader of
-what the command shows on a terminal."""
+"""What the audit's test modules share: an engine that runs the tasks in this process, a reader of what
+the command shows on a terminal, and logs written as JSON Lines."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import select
 import subprocess
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
+import failure_kinds
 from failure_kinds.audit import AuditSettings, PartialReport, Pins
 from failure_kinds.audit.progress import ByteProgress
 from failure_kinds.audit.tasks import OrderedMerge, batch_size, packed, run_batch, unpacked
+from failure_kinds.history import OLDER_LABELS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,3 +54,26 @@ def read_terminal(leader: int, process: subprocess.Popen[bytes]) -> bytes:
             break
     process.wait(timeout=60)
     return shown
+
+
+def jsonl(values: Sequence[object]) -> bytes:
+    return b"".join(json.dumps({"failure_kind": value}).encode() + b"\n" for value in values)
+
+
+def many_shards(folder: Path, seed: int) -> list[str]:
+    """80 files: older labels among some 3,000 distinct typos and the registered kinds."""
+    chooser = random.Random(seed)
+    for number in range(80):
+        values: list[object] = []
+        for line in range(120):
+            roll = chooser.random()
+            if roll < 0.2:
+                values.append(chooser.choice(sorted(OLDER_LABELS)))
+            elif roll < 0.5:
+                values.append(chooser.choice(sorted(failure_kinds.FAILURE_KINDS)))
+            elif roll < 0.95:
+                values.append(f"made_up_{chooser.randrange(3000)}")
+            else:
+                values.append(None if line % 2 else 7)
+        (folder / f"shard{number:03}.jsonl").write_bytes(jsonl(values))
+    return [str(folder)]

@@ -6,13 +6,13 @@ the replacement named in text and JSON; the same report from any engine; a depre
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from helpers import needs, run_cli
+from audit_support import jsonl, many_shards
+from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,10 +35,6 @@ WITHOUT_REPLACEMENT = sorted(label for label, older in OLDER_LABELS.items() if o
 REGISTERED = sorted(failure_kinds.FAILURE_KINDS)
 # Near older labels but none of them: they stay unregistered (case, separators, a letter, a namespace).
 LOOKALIKES = ["Peer_Drop", "peer-drop", "peer_dorp", "timeout ", "timeouts", "usersim:timeout", "oom_kiled"]
-
-
-def jsonl(values: Sequence[object]) -> bytes:
-    return b"".join(json.dumps({"failure_kind": value}).encode() + b"\n" for value in values)
 
 
 def expected_row(value: str, aliases: Mapping[str, str]) -> tuple[str, str | None, str | None]:
@@ -89,7 +85,7 @@ def test_every_older_label_is_legacy_with_its_replacement_and_note(tmp_path: Pat
     assert report.canonical_totals()["transport_timeout"] == 3
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     values=st.lists(
         st.sampled_from([*OLDER_LABELS, *REGISTERED, *LOOKALIKES]) | st.text(max_size=8),
@@ -129,7 +125,7 @@ def cut_inputs(draw: st.DrawFn) -> tuple[list[bytes], list[int], dict[str, str],
     return lines, cuts, aliases, value_chars
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cut_inputs())
 def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
     drawn: tuple[list[bytes], list[int], dict[str, str], int],
@@ -159,25 +155,6 @@ def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
                 assert row.canonical == older.replacement
 
 
-def many_shards(folder: Path, seed: int) -> list[str]:
-    """80 files: older labels among some 3,000 distinct typos and the registered kinds."""
-    chooser = random.Random(seed)
-    for number in range(80):
-        values: list[object] = []
-        for line in range(120):
-            roll = chooser.random()
-            if roll < 0.2:
-                values.append(chooser.choice(sorted(OLDER_LABELS)))
-            elif roll < 0.5:
-                values.append(chooser.choice(REGISTERED))
-            elif roll < 0.95:
-                values.append(f"made_up_{chooser.randrange(3000)}")
-            else:
-                values.append(None if line % 2 else 7)
-        (folder / f"shard{number:03}.jsonl").write_bytes(jsonl(values))
-    return [str(folder)]
-
-
 def test_worker_processes_give_the_one_pass_report_with_older_labels_never_capped(tmp_path: Path) -> None:
     inputs = many_shards(tmp_path, seed=14)
     aliases = {"timeout": "agent_timeout", "skipped": "cancelled"}
@@ -189,26 +166,6 @@ def test_worker_processes_give_the_one_pass_report_with_older_labels_never_cappe
     assert any(row.value is None and row.category == "unregistered" for row in one.kinds)
     assert {row.value for row in one.kinds if row.category in ("legacy", "aliased")} == set(OLDER_LABELS)
     assert {row.value for row in one.legacy} == set(OLDER_LABELS) - set(aliases)
-
-
-@needs("ray")
-def test_ray_gives_the_local_report_with_older_labels_and_aliases(tmp_path: Path) -> None:
-    import logging
-    import os
-
-    import ray
-
-    inputs = many_shards(tmp_path, seed=16)
-    aliases = {"peer_drop": "transport_unreachable"}
-    local = render_json(audit(inputs, aliases=aliases, jobs=1))
-    os.environ["RAY_DATA_DISABLE_PROGRESS_BARS"] = "1"
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    try:
-        on_ray = render_json(audit(inputs, aliases=aliases, ray="", chunk_bytes=4096))
-    finally:
-        ray.shutdown()
-    assert on_ray == local
-    assert '"category": "legacy"' in local
 
 
 def test_an_alias_overrides_the_built_in_replacement(tmp_path: Path) -> None:

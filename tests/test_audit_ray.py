@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from audit_support import read_terminal
+from audit_support import many_shards, read_terminal
 
 pytest.importorskip("ray")
 pytest.importorskip("pyarrow")
@@ -78,6 +78,14 @@ def test_ray_gives_the_local_report(cluster: str, dataset: Path) -> None:
     # The JSON Lines part is also what the serial one-pass engine says.
     lines_only = [str(dataset / "a_day1.jsonl"), str(dataset / "b_day2.jsonl.gz"), str(dataset / "c_more")]
     assert render_json(audit(lines_only, ray="", chunk_bytes=4096)) == render_json(audit(lines_only, jobs=1))
+
+
+def test_ray_gives_the_local_report_with_older_labels_and_aliases(cluster: str, tmp_path: Path) -> None:
+    inputs = many_shards(tmp_path, seed=16)
+    aliases = {"peer_drop": "transport_unreachable"}
+    local = render_json(audit(inputs, aliases=aliases, jobs=1))
+    assert render_json(audit(inputs, aliases=aliases, ray="", chunk_bytes=4096)) == local
+    assert '"category": "legacy"' in local
 
 
 def test_uris_are_read_through_pyarrow_and_past_the_distinct_cap(cluster: str, dataset: Path) -> None:
