@@ -12,8 +12,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import examples
+from hypothesis import settings
 
 from failure_kinds import _runtime
+
+# A property that names no number of examples gets hypothesis's default of a hundred, scaled as the others
+# are (helpers.FEWER_EXAMPLES).
+settings.register_profile("failure_kinds", max_examples=examples(100))
+settings.load_profile("failure_kinds")
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import refuse_to_open
-from helpers import needs
+from helpers import examples, needs
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -479,7 +479,7 @@ raw_lines = st.one_of(
 
 
 @WITH_MSGSPEC
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(raw_lines, max_size=12), st.sampled_from(["failure_kind", "response.failure_kind"]))
 def test_fast_and_stdlib_decoders_agree(lines: list[bytes], field: str) -> None:
     import msgspec
@@ -518,7 +518,7 @@ def test_fast_and_stdlib_reports_are_identical(tmp_path: Path) -> None:
 @example("c\\d")
 @example("e\tf")
 @example("line\nbreak")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @WITH_MSGSPEC
 def test_any_legal_key_as_field_gives_the_same_report_with_either_decoder(key: str) -> None:
     # msgspec refuses quotes, backslashes and control characters in field names; such a --field is read

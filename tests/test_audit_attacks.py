@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from audit_support import run_here
-from helpers import needs, run_cli
+from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ from failure_kinds.audit.tasks import audit_tasks, changed_error, plan
 
 KINDS = ["cancelled", "judge_faild", "env:quota_hit", "agent_timeout"]
 EXAMPLES = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

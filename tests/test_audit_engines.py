@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from audit_support import run_here
-from helpers import needs, run_cli
+from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -102,7 +102,9 @@ shard_lines = st.lists(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(shard_lines, min_size=1, max_size=8),
     st.integers(1, 300),

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs, run_cli
+from helpers import ROOT, examples, needs, run_cli
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ def records_in(data: bytes) -> int:
 
 
 @given(st.lists(NOT_OBJECTS, max_size=30))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_no_json_object_marks_the_field_missing_in_every_engine(lines: list[bytes]) -> None:
     data = b"\n".join(lines)
     assume(not data.startswith(b"\x1f\x8b"))  # read as gzip, and named as a broken one: not this test's
@@ -88,7 +88,7 @@ OBJECTS = st.one_of(
 
 
 @given(st.lists(NOT_OBJECTS, max_size=20), st.lists(OBJECTS, min_size=1, max_size=5), st.randoms())
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_one_json_object_is_enough_for_the_field_to_be_looked_for(
     garbage: list[bytes], objects: list[dict[str, object]], shuffle: random.Random
 ) -> None:
@@ -210,7 +210,7 @@ URIS = st.builds(
 
 
 @given(URIS, st.booleans())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_a_uri_without_ray_is_one_line_naming_ray(uri: str, after_a_file: bool) -> None:
     inputs = [str(ROOT / "examples" / "rollout_failures.jsonl"), uri] if after_a_file else [uri]
     with pytest.raises(AuditError) as raised:

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from helpers import needs, non_blocking_pipe, run_cli, write_later
+from helpers import examples, needs, non_blocking_pipe, run_cli, write_later
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +36,7 @@ def in_chunks(data: bytes, parts: int) -> list[bytes]:
 
 
 @given(st.lists(KINDS, min_size=1, max_size=40), st.integers(min_value=1, max_value=4), st.booleans())
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=examples(5), deadline=None)
 def test_audit_waits_for_a_non_blocking_stdin_whose_data_comes_later(
     values: list[str | None], parts: int, compressed: bool
 ) -> None:
@@ -181,7 +181,7 @@ def paths_of(record: dict[str, object], prefix: str = "") -> set[str]:
 
 
 @given(RECORDS, FIELDS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_the_field_is_named_missing_exactly_when_no_record_has_it(
     records: list[dict[str, object]], segments: list[str]
 ) -> None:
@@ -252,7 +252,7 @@ HOSTILE_LINES = st.one_of(
 
 
 @given(st.lists(HOSTILE_LINES, min_size=1, max_size=20), st.text(min_size=1, max_size=12))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_the_field_check_takes_any_input_and_says_one_short_escaped_line(
     lines: list[bytes], name: str
 ) -> None:

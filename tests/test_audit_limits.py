@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from failure_kinds.audit.render import VALUE_WIDTH
 from failure_kinds.history import OLDER_LABELS as OLDER
 
 HYPOTHESIS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -315,7 +316,7 @@ def test_directory_walk_skips_fifos_and_names_unlistable_folders(
 
 
 @given(st.integers(min_value=0, max_value=60), st.sets(st.integers(min_value=0, max_value=59), max_size=5))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_text_report_lists_failed_files_and_a_bounded_number_of_others(count: int, failing: set[int]) -> None:
     from failure_kinds.audit import FileReport, Report
     from failure_kinds.audit.render import FILES_LISTED, render_text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from audit_support import read_terminal, run_here
-from helpers import command, run_cli_bytes
+from helpers import command, examples, run_cli_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +89,7 @@ def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
     return render_json(report)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     files=st.lists(st.tuples(jsonl_files(), st.booleans()), min_size=1, max_size=3),
     chunk_bytes=st.integers(min_value=1, max_value=400),
@@ -107,7 +107,7 @@ def test_any_cut_of_any_files_gives_the_one_pass_report(
         assert in_ranges([folder], chunk_bytes, **caps) == one_pass([folder], **caps)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     length=st.integers(min_value=1, max_value=3000),
     chunk_bytes=st.integers(min_value=1, max_value=500),
@@ -122,7 +122,7 @@ def test_one_huge_line_across_many_ranges(length: int, chunk_bytes: int, newline
             assert in_ranges([str(path)], chunk_bytes, **caps) == one_pass([str(path)], **caps)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(body=jsonl_files(), chunk_bytes=st.integers(min_value=1, max_value=200))
 def test_ranges_start_at_line_starts_cover_the_file_and_are_never_empty(
     body: bytes, chunk_bytes: int

@@ -19,7 +19,7 @@ pytest.importorskip("pyarrow")
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from audit_support import run_here
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +61,7 @@ def write_both(
     return parquet_path, lines_path
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     values=st.lists(
         st.one_of(st.none(), st.sampled_from(KINDS), st.text(alphabet="ab:_", max_size=4)), max_size=60
@@ -179,7 +179,7 @@ def test_the_example_counts_like_the_json_lines_example_it_was_made_from(tmp_pat
         assert all(row["first_seen"].startswith(f"{path}:row ") for row in report["kinds"])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cut=st.integers(min_value=0, max_value=10_000), flip=st.integers(min_value=0, max_value=10_000))
 def test_a_truncated_or_corrupt_file_is_named_and_the_rest_is_still_audited(cut: int, flip: int) -> None:
     data = EXAMPLE.read_bytes()
@@ -310,7 +310,7 @@ def test_a_field_naming_a_repeated_column_names_the_file_with_exit_2(
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=3), st.binary(min_size=1, max_size=3))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 def test_a_field_that_is_not_utf8_finds_no_column_and_blames_no_file(prefix: str, raw: bytes) -> None:
     field = prefix + raw.decode("utf-8", "surrogateescape")
     assume("." not in field and "\udc80" <= max(field) <= "\udcff")  # only names no column can have
@@ -398,7 +398,7 @@ def tables(draw: st.DrawFn) -> tuple[Any, list[dict[str, object]], str]:
     return schema, rows, field
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.integers(min_value=1, max_value=5))
 def test_a_dotted_field_reads_the_struct_path_as_json_lines_does(
     table: tuple[Any, list[dict[str, object]], str], row_group_size: int

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -82,7 +83,7 @@ def renders(partial: PartialReport) -> None:
     assert sum(row.count for row in report.kinds) == report.with_kind
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(real_partials())
 def test_every_real_partial_is_accepted_and_reads_back_equal(partial: PartialReport) -> None:
     data = sent(partial)
@@ -146,7 +147,7 @@ def mutated(data: dict[str, Any], path: tuple[object, ...], how: str, replacemen
     return result
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     real_partials(),
     st.lists(

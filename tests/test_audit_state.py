@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,7 +100,7 @@ def merged_report_json(files: list[tuple[str, list[list[bytes]]]], audit_setting
     return render_json(merged.report())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(lines_strategy, st.lists(st.integers(0, 50), max_size=4)), min_size=1, max_size=3),
     st.integers(1, 4),
@@ -117,7 +118,7 @@ def test_merged_parts_give_the_one_pass_report(
     assert merged_report_json(chunked, audit_settings) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(lines_strategy, min_size=3, max_size=3), st.integers(1, 4))
 def test_merge_is_associative(chunks: list[list[bytes]], limit: int) -> None:
     audit_settings = small_settings(limit)

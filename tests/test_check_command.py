@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import command, run_cli
+from helpers import command, examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -160,7 +160,7 @@ NAMESPACED = st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,20}", fullmat
 MALFORMED = st.from_regex(r"[A-Za-z0-9_\- ]{0,10}:[A-Za-z0-9_:\- ]{0,20}\n?", fullmatch=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(NAMESPACED, MALFORMED, st.text(max_size=40), st.sampled_from(sorted(FAILURE_KINDS))))
 def test_category_follows_the_declaration(name: str) -> None:
     verdict = check_name(name, DECLARED)
@@ -274,7 +274,7 @@ def test_a_malformed_namespaced_name_is_malformed_in_text_and_json_and_exit_1(pr
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(MALFORMED, NAMESPACED, st.text(max_size=30)))
 def test_check_the_lint_and_the_warning_agree_on_what_is_malformed(name: str) -> None:
     """One value, three tools: check says malformed exactly when the lint says FK002 and the run-time
@@ -351,7 +351,7 @@ LONG_NAMES = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(LONG_NAMES)
 def test_a_name_is_checked_and_shown_alike_from_the_command_line_and_stdin(name: str) -> None:
     """The one cut: a name given as an argument (bounded) and the same line read from stdin are the same

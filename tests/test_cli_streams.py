@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, command, non_blocking_pipe, run_cli, run_cli_bytes, write_later
+from helpers import ROOT, command, examples, non_blocking_pipe, run_cli, run_cli_bytes, write_later
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -394,7 +394,7 @@ def run_with(
         max_size=5,
     )
 )
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 def test_check_from_stdin_in_an_ascii_locale_reports_every_name(names: list[str]) -> None:
     data = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogatepass")
     result = run_with(["check", "-"], ASCII_LOCALE, data)
@@ -452,7 +452,7 @@ def test_one_label_aliased_to_two_kinds_is_a_usage_error(tmp_path: Path, aliases
 
 
 @given(st.lists(st.binary(min_size=1, max_size=70_000), max_size=6))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_a_non_blocking_descriptor_is_read_to_its_end_and_left_non_blocking(chunks: list[bytes]) -> None:
     from failure_kinds._streams import _WaitingReader  # pyright: ignore[reportPrivateUsage]
 
@@ -476,7 +476,7 @@ NAME_LISTS = st.lists(
 
 
 @given(NAME_LISTS, st.integers(min_value=1, max_value=4))
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 def test_check_waits_for_a_non_blocking_stdin_whose_data_comes_later(names: list[str], parts: int) -> None:
     data = "".join(f"{name}\n" for name in names).encode()
     size = -(-len(data) // parts)

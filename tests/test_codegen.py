@@ -10,7 +10,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from helpers import needs, run_cli
+from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,7 +76,7 @@ def test_module_holds_aliases_constants_and_declarations(monkeypatch: pytest.Mon
     ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(DECLARATIONS)
 def test_every_declaration_gives_a_module_that_states_it(declared: dict[str, list[str]]) -> None:
     config = ProjectConfig(path=None, namespaces={server: tuple(kinds) for server, kinds in declared.items()})
@@ -298,7 +298,7 @@ def generate(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, 
 
 
 IN_PROCESS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -179,7 +179,7 @@ def test_a_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
 NAME = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(NAME, st.lists(NAME, min_size=1, max_size=6, unique=True), max_size=5))
 def test_every_well_formed_declaration_round_trips(
     tmp_path_factory: pytest.TempPathFactory, declared: dict[str, list[str]]
@@ -196,7 +196,7 @@ def test_every_well_formed_declaration_round_trips(
 TOML_TEXT = st.text(alphabet=string.printable + "[]{}=\"'é\x00\x7f", max_size=300)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(TOML_TEXT)
 def test_any_text_is_a_config_or_a_config_error(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     folder = tmp_path_factory.mktemp("config")
@@ -230,7 +230,7 @@ def header(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.booleans(), min_size=14, max_size=14),
     st.sampled_from(["_", ".", " ", "__", "-_", "-"]),
@@ -300,7 +300,7 @@ def test_a_near_miss_of_the_table_is_named(tmp_path: Path, key: str) -> None:
     assert config.warnings == (f"{pyproject}: [tool.{key}] is not read; did you mean [tool.failure-kinds]?",)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.integers(0, len("failure-kinds") - 1),
     st.sampled_from(["delete", "insert", "replace", "swap"]),
@@ -327,7 +327,7 @@ def test_any_one_typo_in_the_table_key_is_named(
         assert warnings[0].endswith("is not read; did you mean [tool.failure-kinds]?")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=80), min_size=1, max_size=5, unique=True))
 def test_any_tool_keys_load_with_at_most_one_bounded_line_each(
     tmp_path_factory: pytest.TempPathFactory, keys: list[str]
@@ -365,7 +365,9 @@ CRAFTED = (
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(CRAFTED, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"]))
 def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
     capsys: pytest.CaptureFixture[str], name: str, problem: str, command: str

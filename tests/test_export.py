@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ CANDIDATES = st.one_of(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(CANDIDATES, st.booleans())
 def test_the_schema_accepts_exactly_what_the_runtime_passes_silently(value: str, declared: bool) -> None:
     namespaces = DECLARED if declared else None
@@ -172,7 +172,7 @@ CHANGES = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CHANGES)
 def test_each_change_is_one_line_and_only_removals_and_revaluations_break(
     changes: list[tuple[str, int]],
@@ -263,7 +263,7 @@ def mangled_exports() -> st.SearchStrategy[object]:
     return st.builds(mangle, st.sampled_from(paths), JSON_VALUES)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(JSON_VALUES, mangled_exports()))
 def test_any_json_is_an_export_or_one_clear_error(data: object) -> None:
     path = Path(tempfile_dir()) / "export.json"
@@ -288,7 +288,7 @@ def tempfile_dir() -> str:
     return str(folder)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_are_an_export_or_one_clear_error(data: bytes) -> None:
     path = Path(tempfile_dir()) / "bytes.json"

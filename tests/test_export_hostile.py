@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +34,9 @@ def written(folder: Path, name: str, export: object) -> str:
     return str(path)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(place=st.sampled_from(sorted(PLACES)), text=st.text(min_size=1, max_size=300))
 def test_a_crafted_text_is_refused_or_printed_as_a_plain_name(tmp_path: Path, place: str, text: str) -> None:
     hostile = copy.deepcopy(CURRENT)

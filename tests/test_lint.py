@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs, run_cli
+from helpers import ROOT, examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -522,7 +522,7 @@ def test_unknown_coding_cookie_is_fk000() -> None:
 ENCODABLE = st.text(alphabet=st.characters(codec="latin-1", exclude_categories=("Cc", "Cs")), max_size=30)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     prefix=ENCODABLE,
     encoding=st.sampled_from(["latin-1", "utf-8", "cp1252", "iso-8859-15"]),
@@ -614,7 +614,7 @@ SOURCE_PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(
         st.binary(max_size=400),
@@ -642,7 +642,7 @@ INVALID_ESCAPES = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(INVALID_ESCAPES, st.sampled_from(["bad", "cancelled"]))
 def test_the_linted_files_warnings_are_captured(escapes: str, kind: str) -> None:
     import warnings
@@ -682,7 +682,9 @@ CRAFTED_NAMES = (
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(CRAFTED_NAMES, st.sampled_from(["finding", "unparseable", "missing", "fifo", "directory"]))
 def test_a_crafted_file_name_is_one_escaped_line(
     capsys: pytest.CaptureFixture[str], name: str, problem: str

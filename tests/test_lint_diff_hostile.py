@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +26,9 @@ names = (
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(name=names)
 def test_a_crafted_file_name_makes_exactly_one_pair_of_headers(tmp_path: Path, name: str) -> None:
     folder = Path(tempfile.mkdtemp(dir=tmp_path))

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ FILLER = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(FILLER, FILLER, st.sampled_from(["'", '"', "'''", '"""']), st.sampled_from(["\n", "\r\n", "\r"]))
 def test_everything_but_the_literal_is_kept_byte_for_byte(
     before: str, after_text: str, quote: str, line_end: str
@@ -179,7 +179,7 @@ def test_github_command_shape() -> None:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(min_size=1, max_size=40), st.text(max_size=80))
 def test_github_commands_round_trip_through_the_runners_escaping(path: str, message: str) -> None:
     finding = lint.Finding(path, 7, 3, "FK004", message)
@@ -348,7 +348,7 @@ LINES = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.sampled_from(LINES), max_size=12), st.sampled_from(["\n", "\r\n"]))
 def test_fixing_generated_producers_leaves_only_what_has_no_certain_fix(
     lines: list[str], line_end: str
@@ -440,7 +440,7 @@ def positioned(lines: list[str], line: int, col: int, value: str) -> bool:
     return text.startswith((f'"{value}"', f"'{value}'"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from helpers import run_cli
+from helpers import examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ ENTRIES = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ENTRIES)
 def test_every_regular_file_of_a_generated_tree_is_read_once_and_the_rest_is_counted(
     entries: list[tuple[str, int]],

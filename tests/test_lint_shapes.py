@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,7 +79,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(sorted(SHAPES)), VALUES)
 def test_every_shape_reports_a_wrong_value_at_its_literal(shape_name: str, value: str) -> None:
     shape = SHAPES[shape_name]
@@ -190,7 +191,7 @@ def test_lone_carriage_returns_are_walked_whole() -> None:
 
 # A statement is walked only when it mentions a field, a kind type, a checked function, the package or a
 # name learned from them; kinds learned anywhere in the file count everywhere.
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.permutations(range(4)), st.integers(0, 3))
 def test_names_learned_anywhere_count_in_any_statement_order(order: list[int], filler: int) -> None:
     blocks = [
