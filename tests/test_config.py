@@ -8,6 +8,7 @@ import re
 import string
 import tempfile
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,90 @@ def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
     (line,) = err.splitlines()
     assert line.isprintable()
     assert line.startswith(f"failure-kinds {command}: error: ")
+
+
+# A large file's arrays of names are read by a regular expression, the rest by tomllib (config._loads):
+# on any text, what it returns or raises must be what tomllib.loads does.
+_PADDING = "# " + "x" * 70_000 + "\n"  # past config._LARGE, so the fast path is taken
+_PIECES = st.sampled_from(
+    [
+        'a = ["x", "y"]\n',
+        'b = [ "p_1" ,\n  "q" ,\r\n]\n',
+        'c = ["x"]  # ["y"]\n',
+        '# d = ["commented"]\n',
+        's = """\nt = ["inside", "a string"]\n"""\n',
+        "'k = [\"in a key\"]' = 1\n",
+        "l = 'm = [\"in a literal\"]'\n",
+        'n = { o = ["in", "a", "table"] }\n',
+        'p = [["nested"], ["arrays"]]\n',
+        "[namespaces]\n",
+        "[tool.failure-kinds.namespaces]\n",
+        'e = ["Upper"]\n',
+        'f = ["x",,]\n',
+        'g = ["x"] "y"\n',
+        'h = ["x"\n',
+        "i = []\n",
+        'a = ["again"]\n',
+        "j = 1\n",
+        "\t\n",
+    ]
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(_PIECES, max_size=8), st.integers(0, 7))
+def test_a_large_file_reads_as_tomllib_reads_it(pieces: list[str], at: int) -> None:
+    import tomllib
+
+    from failure_kinds.config import _loads  # pyright: ignore[reportPrivateUsage]
+
+    text = "".join([*pieces[:at], _PADDING, *pieces[at:]])
+    assert outcome(_loads, text) == outcome(tomllib.loads, text)
+
+
+def outcome(loads: Callable[[str], object], text: str) -> tuple[str, object]:
+    """What ``loads`` makes of ``text``: its document, or the message of the TOML error it raises."""
+    import tomllib
+
+    try:
+        return "document", loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return "error", str(error)
+
+
+def test_thirty_thousand_declared_kinds_are_read_exactly(tmp_path: Path) -> None:
+    kinds = [f"kind_{number}" for number in range(30_000)]
+    layouts = {
+        "one line": json.dumps(kinds),
+        "a line each, trailing comma": "[\n" + "".join(f'  "{kind}",\r\n' for kind in kinds) + "]",
+    }
+    for layout, array in layouts.items():
+        path = tmp_path / "failure-kinds.toml"
+        path.write_text(f'[namespaces]\nswe_env = {array}\nother = ["one"]\n', encoding="utf-8")
+        config = load_config(path)
+        assert config.namespaces == {"swe_env": tuple(kinds), "other": ("one",)}, layout
+    # The same list with one kind twice, and with one malformed: the message of the kind-by-kind check.
+    for wrong, message in (("kind_7", "the kind 'kind_7' is declared twice"), ("Kind", "'Kind' does not")):
+        path.write_text(f"[namespaces]\nswe_env = {json.dumps([*kinds, wrong])}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=message):
+            load_config(path)
+
+
+def test_a_large_array_of_only_space_reads_in_linear_time(tmp_path: Path) -> None:
+    """Runs of whitespace that could make a backtracking match quadratic (a million spaces before a
+    missing bracket, between items, after a trailing comma) are read in one pass, as tomllib reads them."""
+    path = tmp_path / "failure-kinds.toml"
+    spaces = " " * 1_000_000
+    cases = {
+        f'["a",{spaces}"b"]': ("a", "b"),
+        f'["a"{spaces},]': ("a",),
+        f'["a",{spaces}': None,
+        f'["a"{spaces}x]': None,
+    }
+    for array, kinds in cases.items():
+        path.write_text(f"[namespaces]\nswe_env = {array}\n", encoding="utf-8")
+        if kinds is None:
+            with pytest.raises(ConfigError, match="invalid TOML"):
+                load_config(path)
+        else:
+            assert load_config(path).namespaces["swe_env"] == kinds
