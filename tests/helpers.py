@@ -70,7 +70,9 @@ def run_cli_bytes(
     starts_interpreter = any(name.startswith(("PYTHON", "LC_", "LANG")) for name in env or {})
     needs_process = process or preexec_fn is not None or isinstance(data, int) or starts_interpreter
     if not (needs_process or IN_PROCESS_REFUSED & set(arguments)):
-        return in_process(arguments, cwd=cwd, stdin=data or b"", env=env or {}, timeout=timeout)
+        return in_process(
+            arguments, cwd=cwd, stdin=data if isinstance(data, bytes) else b"", env=env or {}, timeout=timeout
+        )
     return subprocess.run(
         command(*arguments),
         input=data if isinstance(data, bytes) else None,
