@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import examples
+from helpers import examples, fresh_environment
 from hypothesis import settings
 
 from failure_kinds import _runtime
@@ -104,8 +104,7 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
             check=True,
         )
         (wheel,) = (folder / "wheel").glob("failure_kinds-*.whl")
-        subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
-        python = folder / "venv" / "bin" / "python"
+        python = fresh_environment(folder / "venv") / "python"
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
             check=True,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_once
-from helpers import needs
+from helpers import fresh_environment, needs
 
 import failure_kinds
 
@@ -65,12 +65,6 @@ def checked(
     result = run(command, cwd=cwd, env=env)
     assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
     return result
-
-
-def fresh_environment(folder: Path) -> Path:
-    """A new virtual environment of the Python running the tests; its bin directory."""
-    checked([sys.executable, "-m", "venv", str(folder)])
-    return folder / "bin"
 
 
 @pytest.fixture(scope="session")
