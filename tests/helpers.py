@@ -137,7 +137,7 @@ def in_process(
     finally:
         if alarmed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_directory)
         os.environ.clear()
