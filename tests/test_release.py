@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_once
-from helpers import fresh_environment, needs
+from helpers import fresh_environment, importable, needs
 
 import failure_kinds
 
@@ -160,7 +160,8 @@ class Artifacts:
 @pytest.fixture(scope="session")
 def artifacts(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
     """The wheel and the source archive `python -m build` makes of the clone; once for all workers."""
-    pytest.importorskip("build")
+    if not importable("build"):
+        pytest.skip("needs build (an optional extra)")
 
     def make(output: Path) -> None:
         checked([sys.executable, "-m", "build", "--outdir", str(output), str(clone)])
