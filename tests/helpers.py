@@ -184,15 +184,15 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def importable(name: str) -> bool:
-    """Whether the module ``name`` is installed. A namespace package found only inside the checkout does
-    not count: run from it, the project's own ``build/`` folder would pass for the build tool."""
+    """Whether the module ``name`` is installed. A namespace package that is only a folder at the top of
+    the checkout does not count: run from it, the project's own ``build/`` would pass for the build tool."""
     spec = importlib.util.find_spec(name)
     if spec is None:
         return False
     if spec.origin not in (None, "namespace"):
         return True
     locations = spec.submodule_search_locations or []
-    return any(not Path(location).resolve().is_relative_to(ROOT.resolve()) for location in locations)
+    return any(Path(location).resolve().parent != ROOT.resolve() for location in locations)
 
 
 def needs(*modules: str) -> pytest.MarkDecorator:
