@@ -412,6 +412,7 @@ _PIECES = st.sampled_from(
         'a = ["again"]\n',
         "j = 1\n",
         "\t\n",
+        'q = [\t"",\t"r_2",""\t,\t]\n',
     ]
 )
 

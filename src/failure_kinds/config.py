@@ -160,7 +160,6 @@ _SPACE: Final = r"(?:[ \t\n]|\r\n)*+"
 _NAME_ARRAY: Final = re.compile(
     rf'=[ \t]*+\[{_SPACE}"[a-z0-9_]*+"(?:{_SPACE},{_SPACE}"[a-z0-9_]*+")*+{_SPACE}(?:,{_SPACE})?+\]'
 )
-_QUOTED_NAME: Final = re.compile(r'"([a-z0-9_]*)"')
 
 
 def _loads(text: str) -> dict[str, object]:
@@ -193,7 +192,7 @@ def _restored(value: object, token: str, arrays: list[str]) -> object | None:
         number = value[len(token) :]
         if not number.isdigit() or int(number) >= len(arrays):
             return None
-        return _QUOTED_NAME.findall(arrays[int(number)])
+        return _names(arrays[int(number)])
     if isinstance(value, list):
         items = [_restored(item, token, arrays) for item in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         return None if any(item is None for item in items) else items
@@ -257,6 +256,17 @@ def _table(value: object) -> dict[str, object] | None:
     return {str(key): item for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
+def _names(array: str) -> list[str]:
+    """The names of an array _NAME_ARRAY matched: ``= ["a", "b"]``, spaced and line-broken anyhow. Its
+    names hold no space, comma or quote, so with the spaces gone it splits on '","': 30,000 names in
+    about 4 ms, where a findall of each quoted name took 7."""
+    items = array[array.index("[") + 1 : -1]
+    for space in " \t\r\n":  # what _SPACE allows
+        items = items.replace(space, "")
+    items = items.removesuffix(",")
+    return items[1:-1].split('","') if items else []
+
+
 def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], prefix: str) -> ProjectConfig:
     """``prefix`` is where the keys sit in the file: "tool.failure-kinds" or "" for the top level."""
     where = shown_path(path)
@@ -311,8 +321,9 @@ def _all_names(kinds: list[object]) -> bool:
     loop, which names what is wrong."""
     from failure_kinds._runtime import all_names
 
-    texts = [kind for kind in kinds if type(kind) is str]
-    return bool(texts) and len(texts) == len(kinds) and all_names(texts) and len(set(texts)) == len(texts)
+    if not kinds or {*map(type, kinds)} != {str}:  # one pass in C: 30,000 kinds in under 1 ms, not 4
+        return False
+    return all_names(kinds) and len(set(kinds)) == len(kinds)  # type: ignore[arg-type]  # each a str
 
 
 def _shown(value: str) -> str:
