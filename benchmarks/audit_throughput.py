@@ -41,19 +41,7 @@ def write_blank(path: Path, size: int, white_space: bool) -> Path:
     return path
 
 
-def compile_package() -> None:
-    """Write the package's bytecode, as pip does when it installs a package. Under PYTHONDONTWRITEBYTECODE
-    (or from a fresh checkout) every fresh process would otherwise compile the command's modules again,
-    a cost no installed copy pays and the naive script (standard library only) never does."""
-    import compileall
-
-    import failure_kinds
-
-    compileall.compile_dir(Path(failure_kinds.__file__).parent, quiet=1)
-
-
 def measure(quick: bool) -> list[Row]:
-    compile_package()
     big_lines, small_lines = (20_000, 5_000) if quick else (200_000, 50_000)
     repetitions = 1 if quick else 7
     with tempfile.TemporaryDirectory() as folder:

@@ -235,3 +235,15 @@ rows = duckdb.sql(
 ).fetchall()
 print(len(rows))
 """
+
+
+def compile_package() -> None:
+    """Write the package's bytecode, as pip does when it installs a package; run.py does it before any
+    suite. Under PYTHONDONTWRITEBYTECODE (or from a fresh checkout) every fresh process would otherwise
+    compile the command's modules again, a cost no installed copy pays and the standard library's own
+    modules (every baseline's) never do."""
+    import compileall
+
+    import failure_kinds
+
+    compileall.compile_dir(Path(failure_kinds.__file__).parent, quiet=1)

@@ -34,9 +34,17 @@ BARE_GOALS = {"registered": 1.3, "namespaced": 1.8, "declared": 1.3, "reported":
 STRAIGHTFORWARD_GOALS = {"namespaced": 3.0, "reported": 3.0}
 
 
+# The server and kinds measure() declares, as an environment does at import.
+DECLARED_SERVER, DECLARED_KINDS = "swe_env", ("patch_apply_failed", "test_collection_error")
+# What the bare function accepts: the vocabulary and those declared kinds, so that it gives every path the
+# answer ours does. Over the vocabulary alone a declared value would miss, and here a miss costs about
+# 12 ns less than a hit, which compares the text (a value is never the object its kind was declared as).
+ACCEPTED = FAILURE_KINDS | {f"{DECLARED_SERVER}:{kind}" for kind in DECLARED_KINDS}
+
+
 def bare(name: object) -> object:
     # The membership test is the point: this is the cheapest validator anyone could write.
-    return name if name in FAILURE_KINDS else name  # noqa: RUF034
+    return name if name in ACCEPTED else name  # noqa: RUF034
 
 
 _pattern = re.compile(r"[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
@@ -63,7 +71,7 @@ def measure(quick: bool) -> list[Row]:
     _logger.disabled = True
     rows: list[Row] = []
     # As an environment does at import: its server's other kinds are now checked, not waved through.
-    declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
+    declare_namespace(DECLARED_SERVER, DECLARED_KINDS)
     for path, value in PATHS.items():
         # Warm every cache the way a running producer has: the value was seen before.
         for function in (validate_failure_kind, straightforward):

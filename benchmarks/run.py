@@ -26,7 +26,7 @@ import lint_speed
 import scale
 import shards
 import startup
-from common import Row
+from common import Row, compile_package
 
 SUITES = {
     "hot_path": hot_path.measure,
@@ -82,6 +82,7 @@ def main() -> int:
     )
     parser.add_argument("--only", choices=sorted(SUITES), action="append", help="run just this suite")
     arguments = parser.parse_args()
+    compile_package()
     rows: list[Row] = []
     for name in arguments.only or SUITES:
         print(f"running {name} ...", file=sys.stderr, flush=True)
