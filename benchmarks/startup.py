@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from common import Goal, Row, cpu_process, interleaved, median, spread
+from common import Goal, Row, cpu_process, interleaved, median, paired_ratio, spread
 
 # Modules that must not load with `import failure_kinds`: the command and its helpers are lazy, and so
 # are suggestions and the display of values, which only a warning needs.
@@ -15,7 +15,11 @@ FORBIDDEN = {
     *("argparse", "ast", "difflib", "gzip", "json", "pydantic", "reprlib", "tomllib", "typing"),
     *("failure_kinds.cli", "failure_kinds._display", "failure_kinds._suggest"),
 }
-IMPORT_BUDGET_SECONDS = 0.001
+# The import may cost at most 1 ms more than the standard modules it needs, on this machine at the speed
+# where they import in 8.5 ms (2026-11-30). Held as that ratio, as every other goal is held against its
+# same-run baseline: on the same machine running at a third of that speed, every import takes three times
+# as long, and a fixed 1 ms would count the machine's slowness against the package.
+IMPORT_GOAL = 1 + 0.001 / 0.0085
 
 
 IMPORT_PROBE = """
@@ -81,10 +85,9 @@ def measure(quick: bool) -> list[Row]:
             name="import failure_kinds",
             measured=f"{median(ours) * 1e3:.2f} ms (+{extra * 1e3:.2f} ms)",
             baseline=f"{median(base) * 1e3:.2f} ms import enum, logging, re",
-            ratio=median(ours) / median(base),
+            ratio=paired_ratio(ours, base),
             spread=spread(ours, 1e3, "ms"),
-            # The goal is absolute (at most 1 ms more); expressed as the ratio it allows in this run.
-            goal=Goal(at_most=(median(base) + IMPORT_BUDGET_SECONDS) / median(base)),
+            goal=Goal(at_most=IMPORT_GOAL),
         ),
         Row(
             name="  heavy modules loaded by the import",
