@@ -147,6 +147,27 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None
         load_config(start=tmp_path)
 
 
+def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_file(tmp_path: Path) -> None:
+    def outcome(depth: int, padded: bool) -> str:
+        # Another tool's table, which the configuration reads past.
+        body = "[tool.other]\nx = " + "[" * depth + "1" + "]" * depth + "\n" + (_PADDING if padded else "")
+        path = write(tmp_path / f"{depth}-{padded}" / "pyproject.toml", body)
+        try:
+            load_config(path)
+        except ConfigError as error:
+            return str(error).removeprefix(str(path))
+        return "read"
+
+    # The deepest nesting a small file may have, found by bisection; the large file must agree around it.
+    low, high = 1, 5000
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if outcome(middle, padded=False) == "read" else (low, middle)
+    assert 100 < low < 4999  # a limit was found
+    for depth in range(low - 2, low + 3):
+        assert outcome(depth, padded=True) == outcome(depth, padded=False), depth
+
+
 def test_unreadable_and_odd_files_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"missing\.toml: no such file$"):
         load_config(tmp_path / "missing.toml")
@@ -413,6 +434,10 @@ _PIECES = st.sampled_from(
         "j = 1\n",
         "\t\n",
         'q = [\t"",\t"r_2",""\t,\t]\n',
+        # An array begun in a comment: the lines it runs onto are not the comment's.
+        '# k = [""\n]\n',
+        '# legacy = [\n  "old_kind",\n]\n',
+        'x = [ [ # = [\n"a"], [\n1 ] ]\n',
     ]
 )
 

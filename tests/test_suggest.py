@@ -193,6 +193,26 @@ def test_a_declared_server_suggests_only_its_own_kinds() -> None:
     assert _suggest.suggest_any("Other_Env:judge_faild") is None  # no declared server: the vocabulary's guess
 
 
+class _EqualToEverything(type):
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    def __hash__(cls) -> int:
+        return hash(str)
+
+
+class _Odd(metaclass=_EqualToEverything):
+    pass
+
+
+@pytest.mark.parametrize("count", [1, _suggest.SMALL + 1])
+def test_a_candidate_whose_type_claims_to_be_str_is_skipped(count: int) -> None:
+    # Only type ids are compared: neither a candidate's methods nor its type's decide it is a str.
+    candidates: list[object] = [f"transport_timeout_{number}" for number in range(count - 1)]
+    candidates += ["transport_timeout", _Odd()]
+    assert _suggest.closest("transport_timout", candidates) == "transport_timeout"  # pyright: ignore[reportArgumentType]
+
+
 def test_equally_close_declared_kinds_tie_the_same_way_whatever_the_set_order() -> None:
     # A set's iteration order follows the hash seed; its answer follows the names alone.
     kinds = ["quota_hia", "quota_hib"]

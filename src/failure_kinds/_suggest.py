@@ -124,7 +124,7 @@ def _index(candidates: "Collection[str]") -> _Index:
 
 
 def _texts(candidates: "Collection[str]") -> "list[str]":
-    if {*map(type, candidates)} <= {str}:  # a declaration's: 30,000 in under 1 ms, where a loop took 6
+    if _runtime.exact_strs(candidates):  # a declaration's
         texts = list(candidates)
     else:
         texts = [text for text in map(_runtime.plain, candidates) if text is not None]
