@@ -147,10 +147,20 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None
         load_config(start=tmp_path)
 
 
-def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_file(tmp_path: Path) -> None:
+# Nested arrays around a number, and nested inline tables around an array of names, which a large file
+# reads through a placeholder that takes tomllib two levels less. A level of tables takes tomllib several
+# frames: with none to two arrays around the tables, the limit falls on each of them.
+@pytest.mark.parametrize(
+    ("arrays", "opening", "leaf", "closing"),
+    [(0, "[", "1", "]"), *((arrays, "{a = ", '["a"]', "}") for arrays in range(3))],
+)
+def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_file(
+    tmp_path: Path, arrays: int, opening: str, leaf: str, closing: str
+) -> None:
     def outcome(depth: int, padded: bool) -> str:
         # Another tool's table, which the configuration reads past.
-        body = "[tool.other]\nx = " + "[" * depth + "1" + "]" * depth + "\n" + (_PADDING if padded else "")
+        nested = "[" * arrays + opening * depth + leaf + closing * depth + "]" * arrays
+        body = f"[tool.other]\nx = {nested}\n" + (_PADDING if padded else "")
         path = write(tmp_path / f"{depth}-{padded}" / "pyproject.toml", body)
         try:
             load_config(path)

@@ -184,14 +184,16 @@ def _names_read_fast(text: str) -> dict[str, object] | None:
         arrays.append(match[0])
         return f'= "{token}{len(arrays) - 1}"'
 
+    from failure_kinds._depth import deeper
+
     used: set[int] = set()
+    substituted = _NAME_ARRAY.sub(placeholder, text)
     try:
-        document = tomllib.loads(_NAME_ARRAY.sub(placeholder, text))
-        restored = _restored(document, token, arrays, used)
+        # A placeholder takes tomllib two levels less than its array: made from deeper, this reading runs
+        # out of stack before tomllib's of the text as written would, and leaves that one to decide.
+        restored = deeper(lambda: _restored(tomllib.loads(substituted), token, arrays, used))
     except (tomllib.TOMLDecodeError, RecursionError):
-        # The error is reported as tomllib reports it in the file as written; the walk back is a frame or
-        # two deeper than tomllib's own, so a document nested to its limit is tomllib's to read or refuse.
-        restored = None
+        restored = None  # the error is reported as tomllib reports it in the file as written
     # Every placeholder must come back once: one inside a comment vanished with the lines it swallowed.
     if restored is None or not isinstance(restored, dict) or len(used) != len(arrays):
         return None

@@ -8,16 +8,15 @@ for line (a property test holds them to that).
 from __future__ import annotations
 
 import json
-from functools import partial
 from json.scanner import make_scanner
 from operator import attrgetter
+
+from failure_kinds._depth import deeper
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any, Final, TypeVar
-
-    _T = TypeVar("_T")
+    from typing import Any, Final
 
 
 class _Marker:
@@ -153,13 +152,13 @@ class FastDecoder(Decoder):
         if not ascii and not all(map(bytes.isascii, lines)):
             return None
         try:
-            values: list[object] = _with_less_stack(lambda: list(map(self._leaf, map(self._decode, lines))))
+            values: list[object] = deeper(lambda: list(map(self._leaf, map(self._decode, lines))))
         except Exception:
             return None
         return values
 
     def _quick_lines(self, lines: list[bytes]) -> list[object] | None:
-        return _with_less_stack(lambda: list(map(self._attempt, lines)))
+        return deeper(lambda: list(map(self._attempt, lines)))
 
     def _attempt(self, line: bytes) -> object:
         if not line.isascii():
@@ -173,18 +172,6 @@ class FastDecoder(Decoder):
         except Exception:
             return _UNDECIDED
         return value if value is None or type(value) is str else INVALID
-
-
-def _with_less_stack(call: Callable[[], _T], crossings: int = 4) -> _T:
-    """``call()``, made from a few levels of C-to-Python calls deeper, so msgspec always runs out of
-    recursion before the standard library would: a line nested too deep for the standard library is
-    then never accepted by msgspec (both stop near the interpreter's recursion limit, msgspec a level
-    or two later)."""
-    if crossings == 0:
-        return call()
-    # Through map(): a call from C, which counts against the C recursion budget as well (3.12 and later).
-    result: _T = next(map(partial(_with_less_stack, call), (crossings - 1,)))
-    return result
 
 
 _UNDECIDED: Final = _Marker("UNDECIDED")
