@@ -177,14 +177,14 @@ def _names_read_fast(text: str) -> dict[str, object] | None:
     read the text as written."""
     import tomllib
 
+    from failure_kinds._depth import deeper
+
     token = f"failure-kinds-array-{os.urandom(16).hex()}-"
     arrays: list[str] = []
 
     def placeholder(match: re.Match[str]) -> str:
         arrays.append(match[0])
         return f'= "{token}{len(arrays) - 1}"'
-
-    from failure_kinds._depth import deeper
 
     used: set[int] = set()
     substituted = _NAME_ARRAY.sub(placeholder, text)
@@ -207,10 +207,11 @@ def _restored(value: object, token: str, arrays: list[str], used: set[int]) -> o
         if not value.startswith(token):
             return None if token in value else value
         number = value[len(token) :]
-        if not number.isdigit() or int(number) >= len(arrays) or int(number) in used:
+        index = int(number) if number.isdecimal() else len(arrays)
+        if index >= len(arrays) or index in used:
             return None
-        used.add(int(number))
-        return _names(arrays[int(number)])
+        used.add(index)
+        return _names(arrays[index])
     if isinstance(value, list):
         items = [_restored(item, token, arrays, used) for item in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         return None if any(item is None for item in items) else items
