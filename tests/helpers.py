@@ -169,7 +169,7 @@ def fresh_environment(folder: Path) -> Path:
 
     Made by virtualenv where it is installed (`make test` installs it): it links a pip it keeps, about
     0.4 s, where `python -m venv` installs pip anew each time, about 6 s here. Without it, by venv."""
-    maker = ["virtualenv", "--quiet"] if importlib.util.find_spec("virtualenv") is not None else ["venv"]
+    maker = ["virtualenv", "--quiet"] if importable("virtualenv") else ["venv"]
     subprocess.run([sys.executable, "-m", *maker, str(folder)], check=True)
     return folder / "bin"
 
