@@ -157,7 +157,7 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None
 def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_file(
     tmp_path: Path, arrays: int, opening: str, leaf: str, closing: str
 ) -> None:
-    def outcome(depth: int, padded: bool) -> str:
+    def read(depth: int, padded: bool) -> str:
         # Another tool's table, which the configuration reads past.
         nested = "[" * arrays + opening * depth + leaf + closing * depth + "]" * arrays
         body = f"[tool.other]\nx = {nested}\n" + (_PADDING if padded else "")
@@ -172,10 +172,10 @@ def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_fi
     low, high = 1, 5000
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if outcome(middle, padded=False) == "read" else (low, middle)
+        low, high = (middle, high) if read(middle, padded=False) == "read" else (low, middle)
     assert 100 < low < 4999  # a limit was found
     for depth in range(low - 2, low + 3):
-        assert outcome(depth, padded=True) == outcome(depth, padded=False), depth
+        assert read(depth, padded=True) == read(depth, padded=False), depth
 
 
 def test_unreadable_and_odd_files_are_config_errors(tmp_path: Path) -> None:
