@@ -50,6 +50,8 @@ class FailureKind(enum.StrEnum):
     @property
     def domain(self) -> str: ...
 
+class FailureKindsError(Exception): ...
+
 {constants}
 
 FAILURE_KINDS: Final[frozenset[str]]

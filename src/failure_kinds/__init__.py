@@ -26,10 +26,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Self, TypeVar
 
-    # Unbounded: validate_failure_kind takes anything a boundary hands it and returns it as it came.
-    _T = TypeVar("_T")
+    _T = TypeVar("_T")  # unbounded: validation takes anything a boundary hands it, returned as it came
 
 __version__ = "0.3.0"
+
+
+class FailureKindsError(Exception):
+    """The base of every exception the package raises on purpose; each keeps its builtin base too."""
 
 
 class FailureKind(enum.StrEnum):
@@ -174,9 +177,7 @@ class FailureKind(enum.StrEnum):
 
 # Plain ``str`` constants, not members: they serialize alike everywhere (json, yaml, pickle without us).
 globals().update({kind.name: kind.value for kind in FailureKind})
-
 FAILURE_KINDS: frozenset[str] = frozenset(kind.value for kind in FailureKind)
-
 OTHER_LABEL = "_other"
 """The metric label `metric_label` gives any value that has no label of its own."""
 
@@ -295,5 +296,5 @@ def __getattr__(name: str) -> object:
 # Checkers cannot follow this list (enum constants, __getattr__ names): the generated stub spells it out.
 __all__ = ["FAILURE_KINDS", "OTHER_LABEL", "FailureKind", *FailureKind.__members__, "AnyFailureKind"]  # pyright: ignore[reportUnsupportedDunderAll]
 __all__ += ["FailureKindName", "FailureStage", "NamespacedFailureKind", "Stage", "declare_namespace"]  # pyright: ignore[reportUnsupportedDunderAll]
-__all__ += ["is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
+__all__ += ["FailureKindsError", "is_namespaced", "is_registered", "metric_label", "namespaced", "suggest"]
 __all__ += ["validate_failure_kind"]

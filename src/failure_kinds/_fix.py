@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from failure_kinds import FailureKindsError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,7 +24,7 @@ _LITERAL = re.compile(r"(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*
 _BOM = b"\xef\xbb\xbf"
 
 
-class Unfixable(Exception):
+class Unfixable(FailureKindsError):
     """The file cannot be rewritten exactly; the message says why."""
 
 

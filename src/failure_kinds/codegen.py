@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from failure_kinds import FailureKindsError
 from failure_kinds._streams import reason
 from failure_kinds.config import ConfigError, ProjectConfig, shown_path
 
@@ -133,7 +134,7 @@ def _call(function: str, first: str, items: list[str]) -> str:
     )
 
 
-class WriteError(Exception):
+class WriteError(FailureKindsError):
     """The module cannot be read or written where it should go; the message names the path and why."""
 
 

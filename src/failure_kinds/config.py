@@ -30,6 +30,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from failure_kinds import FailureKindsError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
@@ -49,7 +51,7 @@ _SHOWN_LIMIT: Final = 80
 _PATH_LIMIT: Final = 1000
 
 
-class ConfigError(ValueError):
+class ConfigError(FailureKindsError, ValueError):
     """The configuration cannot be read or is malformed; the message names the file and the entry.
     ``whole_file``: the file itself could not be read as TOML, so it may be another tool's file that
     only happens to be the nearest pyproject.toml."""

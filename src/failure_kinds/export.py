@@ -14,6 +14,8 @@ import json
 import re
 from typing import cast
 
+from failure_kinds import FailureKindsError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -25,7 +27,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 READ_LIMIT = 64 * 1024 * 1024
 
 
-class ExportError(Exception):
+class ExportError(FailureKindsError):
     """An export that cannot be read or is not one; the message says which and why, in one line."""
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "NamespacedFailureKind",
     "Stage",
     "declare_namespace",
+    "FailureKindsError",
     "is_namespaced",
     "is_registered",
     "metric_label",
@@ -92,6 +93,8 @@ class FailureKind(enum.StrEnum):
     def replaced_by(self) -> FailureKind | None: ...
     @property
     def domain(self) -> str: ...
+
+class FailureKindsError(Exception): ...
 
 TRANSPORT_UNREACHABLE: Final = "transport_unreachable"
 TRANSPORT_PEER_DROP: Final = "transport_peer_drop"

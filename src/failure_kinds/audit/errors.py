@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from failure_kinds import FailureKindsError
 
-class AuditError(Exception):
+
+class AuditError(FailureKindsError):
     """A problem with the audit's own arguments (not with the data): a usage error."""
 
 

@@ -6,6 +6,8 @@ with its loading. A subcommand's module is imported only when that subcommand ru
 
 from __future__ import annotations
 
+from failure_kinds import FailureKindsError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -17,7 +19,7 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 
 
-class UsageError(Exception):
+class UsageError(FailureKindsError):
     """A mistake in how the command was called or in what it was given; reported in one line, exit 2."""
 
 
