@@ -238,11 +238,11 @@ def validate_failure_kind(name: "_T") -> "_T":
     component that still emits an old label stays visible during migration: rejecting it would turn an
     observable wrong name into an invisible dropped failure. It never raises.
     """
-    # One lookup only for an exact str: the caller's own __eq__ and __hash__ never decide (quiet reads text).
+    # One lookup only for an exact str or a member (the enum's methods): a caller's __eq__ never decides.
     if type(name) is str:
         if name in _SILENT or (name in _WARNED_UNKNOWN and not _OBSERVERS):
             return name
-    elif name is None:
+    elif name is None or (type(name) is FailureKind and name in _SILENT):
         return name
     try:  # a try costs nothing here, where contextlib.suppress would cost a call per bad value
         if not _runtime.quiet(name):
