@@ -33,10 +33,50 @@ def test_strict_option_fails_every_emitting_test(pytester: pytest.Pytester) -> N
     # -rN: no short summary, whose line length depends on the terminal (and on CI=true).
     result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
     result.assert_outcomes(passed=1, failed=2)
-    message = "failure kinds to fix reached validate_failure_kind: 'judge_faild'"
-    message += " (did you mean 'judge_failed'?)"
+    message = "'judge_faild' (did you mean 'judge_failed'?) reached validate_failure_kind"
     assert result.stdout.str().count(message) == 2
     result.stdout.fnmatch_lines(["*_ test_first _*", message, "*_ test_same_misspelling_later _*", message])
+
+
+def test_strict_short_summary_names_the_value_and_the_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Off CI, pytest cuts each summary line to the terminal's width: 80 columns here.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    pytester.makepyfile(test_t=EMITTING_SUITE)
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-ra")
+    result.stdout.fnmatch_lines(["FAILED test_t.py::test_first - Failed: 'judge_faild' (did you mean*"])
+
+
+def test_strict_fails_the_test_whose_fixture_reports_in_setup_or_teardown(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import failure_kinds, pytest
+
+        @pytest.fixture(params=["setup", "teardown"])
+        def producer(request):
+            if request.param == "setup":
+                failure_kinds.validate_failure_kind("in_setup")
+            yield
+            if request.param == "teardown":
+                failure_kinds.validate_failure_kind("in_teardown")
+
+        def test_uses_it(producer):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_uses_it[[]teardown[]] _*",
+            "'in_teardown' reached validate_failure_kind in teardown",
+            "*_ test_uses_it[[]setup[]] _*",
+            "'in_setup' reached validate_failure_kind",
+        ]
+    )
 
 
 def test_strict_from_ini(pytester: pytest.Pytester) -> None:
@@ -110,8 +150,8 @@ def test_strict_fails_on_undeclared_kinds_of_declared_servers(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*_ test_undeclared _*",
-            "failure kinds to fix reached validate_failure_kind: 'swe_env:patch_aply_failed'"
-            " (undeclared in namespace 'swe_env'; did you mean 'swe_env:patch_apply_failed'?)",
+            "'swe_env:patch_aply_failed' (undeclared in namespace 'swe_env'; did you mean"
+            " 'swe_env:patch_apply_failed'?) reached validate_failure_kind",
         ]
     )
 
@@ -138,11 +178,9 @@ def test_strict_fails_on_older_labels_naming_the_replacement(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "*_ test_renamed _*",
-            "failure kinds to fix reached validate_failure_kind: 'peer_drop' (an older label; use"
-            " 'transport_peer_drop') x2",
+            "'peer_drop' (an older label; use 'transport_peer_drop') x2 reached validate_failure_kind",
             "*_ test_without_replacement _*",
-            "failure kinds to fix reached validate_failure_kind: 'timeout_exceeded' (an older label"
-            " without a single replacement)",
+            "'timeout_exceeded' (an older label without a single replacement) reached validate_failure_kind",
         ]
     )
 

@@ -242,8 +242,7 @@ def test_a_deprecated_kind_fails_the_pytest_strict_mode_naming_its_replacement()
     with deprecated(FailureKind.AGENT_RUN_ERROR, FailureKind.AGENT_REQUEST_FAILED):
         message = _describe(["agent_run_error", "agent_run_error"])
     assert message == (
-        "failure kinds to fix reached validate_failure_kind: 'agent_run_error' (deprecated; use "
-        "'agent_request_failed') x2"
+        "'agent_run_error' (deprecated; use 'agent_request_failed') x2 reached validate_failure_kind"
     )
 
 

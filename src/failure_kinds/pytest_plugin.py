@@ -22,6 +22,8 @@ import pytest
 import failure_kinds._runtime as _runtime
 
 _REPORTED = pytest.StashKey[list[object]]()
+# How many of them the test's call phase has already failed it for.
+_CHECKED = pytest.StashKey[int]()
 FIXTURE = "failure_kinds_reported"
 
 
@@ -57,7 +59,11 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
+    # What the fixtures' setup and the test itself reported fails the test here; what the fixtures'
+    # teardown reports after this point fails its teardown, the one phase left that can still fail.
     reported = item.stash.get(_REPORTED, None)
+    if reported is not None:
+        item.stash[_CHECKED] = len(reported)
     if reported and _strict(item.config):
         pytest.fail(_describe(reported), pytrace=False)
     return result
@@ -66,11 +72,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     try:
-        return (yield)
+        result = yield
     finally:
         reported = item.stash.get(_REPORTED, None)
         if reported is not None:
             _runtime.OBSERVERS.remove(reported.append)
+    unchecked = reported[item.stash.get(_CHECKED, 0) :] if reported is not None else []
+    if unchecked and _strict(item.config):
+        pytest.fail(_describe(unchecked, when=" in teardown"), pytrace=False)
+    return result
 
 
 @pytest.fixture
@@ -80,7 +90,9 @@ def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
     return cast("pytest.Item", request.node).stash[_REPORTED]  # pyright: ignore[reportUnknownMemberType]
 
 
-def _describe(reported: list[object]) -> str:
+def _describe(reported: list[object], when: str = "") -> str:
+    """The failure's message, the values first: pytest's short summary (``-ra``) cuts the line to the
+    terminal's width, and what to fix must survive the cut."""
     from failure_kinds._display import shown
 
     counts: dict[str, int] = {}
@@ -89,7 +101,7 @@ def _describe(reported: list[object]) -> str:
         described = shown(value) if text is None else shown(text) + _advice(text)
         counts[described] = counts.get(described, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())
-    return f"failure kinds to fix reached validate_failure_kind: {listed}"
+    return f"{listed} reached validate_failure_kind{when}"
 
 
 def _advice(text: str) -> str:
