@@ -260,3 +260,38 @@ def deprecated(kind: FailureKind, replacement: FailureKind) -> Iterator[FailureK
         kind._replacement = ""  # pyright: ignore[reportPrivateUsage]
         register()
         _runtime.restore(saved)
+
+
+# What the integrations (failure_kinds.otel, failure_kinds.prometheus) must label each kind of value, and
+# whether validate_failure_kind reports it; the test declares swe_env's patch_apply_failed first.
+KIND_CASES = [
+    pytest.param("transport_timeout", "transport_timeout", False, id="registered"),
+    pytest.param(FailureKind.CANCELLED, "cancelled", False, id="member"),
+    pytest.param("my_env:quota_hit", "my_env:quota_hit", False, id="namespaced"),
+    pytest.param("swe_env:patch_apply_failed", "swe_env:patch_apply_failed", False, id="declared"),
+    pytest.param("swe_env:quota_hit", "_other", True, id="undeclared"),
+    pytest.param("peer_drop", "transport_peer_drop", True, id="older-label"),
+    pytest.param("judge_faild", "_other", True, id="misspelled"),
+    pytest.param("my_env:" + "x" * 200, "_other", False, id="long"),
+    pytest.param(42, "_other", True, id="number"),
+    pytest.param(None, "_other", False, id="none"),
+]
+
+# The most distinct labels metric_label gives, as its docstring says: one per registered kind, per
+# declared kind (swe_env's one, above) and the other label, and 512 namespaced values of undeclared servers.
+LABEL_BOUND = len(FailureKind) + 1 + 1 + 512
+
+
+def garbage_kinds(count: int) -> list[object]:
+    """``count`` distinct values no producer should send, of each shape a label must be bounded against:
+    misspellings, namespaced values of ever new servers, undeclared kinds of the declared swe_env, texts
+    too long for a label, escapes and other types."""
+    shapes: list[Callable[[int], object]] = [
+        lambda index: f"judge_faild_{index}",
+        lambda index: f"server{index}:quota_hit",
+        lambda index: f"swe_env:kind_{index}",
+        lambda index: f"my_env:{'x' * 100}{index}",
+        lambda index: f"Bad Value\n{index}",
+        lambda index: index,
+    ]
+    return [shapes[index % len(shapes)](index) for index in range(count)]
