@@ -130,3 +130,30 @@ def test_the_imported_core_fits_its_line_budget() -> None:
     lines["failure_kinds"] = len((package / "__init__.py").read_text(encoding="utf-8").splitlines())
     assert lines["failure_kinds"] <= 300, lines
     assert sum(lines.values()) <= 550, lines
+
+
+# dir() lists the names built on first use before they are; eight threads reading one at once get one
+# object (the interpreter told to switch threads as often as it can).
+RACE = """
+import sys, threading, typing
+sys.setswitchinterval(1e-6)
+import failure_kinds
+deferred = {"FailureStage", "Stage", "AnyFailureKind", "FailureKindName", "NamespacedFailureKind"}
+assert not deferred & set(vars(failure_kinds)) and deferred <= set(dir(failure_kinds))
+barrier, seen = threading.Barrier(8), []
+def read():
+    barrier.wait()
+    seen.append((failure_kinds.NamespacedFailureKind, failure_kinds.AnyFailureKind))
+threads = [threading.Thread(target=read) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len({id(new) for new, _ in seen}), len({id(union) for _, union in seen}))
+print(all(typing.get_args(union)[-1] is failure_kinds.NamespacedFailureKind for _, union in seen))
+"""
+
+
+def test_names_built_on_first_use_are_listed_and_built_once_across_threads() -> None:
+    result = subprocess.run([sys.executable, "-I", "-c", RACE], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["1", "1", "True"]

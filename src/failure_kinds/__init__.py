@@ -195,8 +195,7 @@ def is_registered(name: object) -> bool:
 
 def is_namespaced(name: object) -> bool:
     """Whether ``name`` is an environment's own ``<server>:<kind>`` extension. Never raises."""
-    text = _runtime.plain(name)
-    return text is not None and _NAMESPACED_PATTERN.fullmatch(text) is not None
+    return _NAMESPACED_PATTERN.fullmatch(_runtime.plain(name) or "") is not None
 
 
 def namespaced(server: str, kind: str) -> str:
@@ -263,8 +262,7 @@ def metric_label(name: object) -> str:
     including an undeclared kind of a declared server, is `OTHER_LABEL`.
     """
     # Only an exact str is looked up, and the stored label returned: the caller's methods never find one.
-    label = _LABELS.get(name) if type(name) is str else None
-    return label or _runtime.label(name) or OTHER_LABEL
+    return (_LABELS.get(name) if type(name) is str else None) or _runtime.label(name) or OTHER_LABEL
 
 
 def suggest(name: object) -> str | None:
@@ -279,18 +277,20 @@ def suggest(name: object) -> str | None:
 
 
 def __getattr__(name: str) -> object:
-    # The typing names and the stages are built on first use (see _deferred); the older registry's names
-    # resolve from history, each older constant with a DeprecationWarning. Neither costs the import.
+    # Typing names and stages are built once on first use (_deferred), older names resolved from history.
     if name in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind", "FailureStage", "Stage"):
         from failure_kinds._deferred import build
 
-        value = globals()[name] = build(name)
-        return value
+        return build(name)
     if name.startswith("_"):  # a probe for a private or special name must not load history
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from failure_kinds.history import older_name
 
     return older_name(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})  # with the names built on first use, before they are
 
 
 # Checkers cannot follow this list (enum constants, __getattr__ names): the generated stub spells it out.

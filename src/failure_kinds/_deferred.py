@@ -6,13 +6,28 @@ stages serve only the producers that record one. So ``import failure_kinds`` bui
 ``__getattr__`` asks :func:`build` for each the first time it is looked up.
 """
 
+import threading
 import typing
 
 import failure_kinds
 
+# Held while a name is built and kept, so threads asking at once get one object (AnyFailureKind must hold
+# the NamespacedFailureKind users see). Reentrant: AnyFailureKind is built from two of the other names.
+_LOCK = threading.RLock()
+
 
 def build(name: str) -> object:
-    """The value of the name ``name`` that ``failure_kinds.__getattr__`` defers, derived from the enums."""
+    """The value of the name ``name`` that ``failure_kinds.__getattr__`` defers, built once and kept in
+    that module's namespace, where later look-ups find it without asking again."""
+    namespace = failure_kinds.__dict__
+    with _LOCK:
+        if name not in namespace:
+            namespace[name] = _built(name)
+        return namespace[name]
+
+
+def _built(name: str) -> object:
+    """The value of ``name``, derived from the enums."""
     if name == "FailureKindName":
         return getattr(typing, "Literal")[tuple(kind.value for kind in failure_kinds.FailureKind)]  # noqa: B009
     if name == "NamespacedFailureKind":
