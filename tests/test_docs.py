@@ -136,6 +136,19 @@ def test_first_recipe_shows_a_log_line_and_a_checker_error() -> None:
     assert CHECKED.findall(code)
 
 
+def test_validation_page_quotes_the_unregistered_warnings_as_logged() -> None:
+    emit = "import failure_kinds as fk\nfk.validate_failure_kind('judge_faild')\n"
+    emit += "fk.validate_failure_kind('zzz_invented')"
+    result = subprocess.run(
+        [sys.executable, "-c", emit], capture_output=True, text=True, timeout=60, check=True
+    )
+    logged = result.stderr.splitlines()
+    assert len(logged) == 2, result.stderr
+    assert all(line.startswith("unregistered failure_kind '") for line in logged)
+    prose = " ".join(page("validation.md").split())
+    assert [line for line in logged if f"`{line}`" not in prose] == []
+
+
 @pytest.fixture(scope="session")
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for every recipe this process checks (under pytest-xdist each worker has its own):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import warnings
 from types import MappingProxyType
+from typing import Literal
 
 import pytest
 from helpers import warnings_of
@@ -201,6 +202,18 @@ def test_an_older_constant_can_be_imported_by_name() -> None:
     assert "TRANSPORT_PEER_DROP" in str(caught[0].message)
 
 
+def test_the_registry_status_type_imports_with_a_deprecation_warning() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1  # pyright: ignore[reportPrivateUsage]
+        from failure_kinds import RegistryStatus  # type: ignore[attr-defined]
+    assert RegistryStatus == Literal["active", "reserved"]
+    assert [(warning.category, warning.filename, warning.lineno) for warning in caught] == [
+        (DeprecationWarning, __file__, line)
+    ]
+    assert "status type, Literal['active', 'reserved']" in str(caught[0].message)
+
+
 # The statements older code names the constants with, each naming the given names once ({names} is filled
 # in), with the line every warning must point at: the statement's, never importlib's or the package's.
 USES = [
@@ -214,7 +227,10 @@ USES = [
 
 @given(
     names=st.lists(
-        st.sampled_from(sorted(label.upper() for label in OLDER)), min_size=1, max_size=5, unique=True
+        st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"]),
+        min_size=1,
+        max_size=5,
+        unique=True,
     ),
     use=st.sampled_from(USES),
     aliased=st.booleans(),
@@ -257,7 +273,7 @@ def test_older_names_stay_out_of_all_and_the_stub() -> None:
     stub = STUB.read_text(encoding="utf-8")
     older_names = [label.upper() for label in OLDER]
     older_names += ["FAILURE_KIND_REGISTRY", "ACTIVE_FAILURE_KINDS", "RESERVED_FAILURE_KINDS"]
-    older_names += ["FailureKindRegistration"]
+    older_names += ["FailureKindRegistration", "RegistryStatus"]
     for name in older_names:
         assert name not in failure_kinds.__all__
         assert not re.search(rf"\b{name}\b", stub), name
@@ -334,7 +350,10 @@ def test_no_older_label_is_called_unregistered(label: str, caplog: pytest.LogCap
 def test_a_misspelled_older_label_is_still_a_misspelling(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         failure_kinds.validate_failure_kind("peer_dorp")
-    assert warnings_of(caplog) == ["unregistered failure kind 'peer_dorp'"]
+    assert warnings_of(caplog) == [
+        "unregistered failure_kind 'peer_dorp'; register it or namespace it as '<server>:<kind>'. "
+        "Reported once per name."
+    ]
 
 
 def test_an_older_label_is_counted_as_its_replacement() -> None:
@@ -396,7 +415,7 @@ def test_a_stream_of_mixed_labels_warns_once_per_distinct_older_label(
     messages = warnings_of(caplog)
     older = [message for message in messages if message.startswith("older failure kind label")]
     assert len(older) == len(OLDER)
-    assert sum(message.startswith("unregistered failure kind") for message in messages) == 300
+    assert sum(message.startswith("unregistered failure_kind") for message in messages) == 300
     assert len(messages) == len(OLDER) + 300
     labels = {failure_kinds.metric_label(value) for value in sorted(OLDER)}
     assert labels == {*RENAMED.values(), failure_kinds.OTHER_LABEL}

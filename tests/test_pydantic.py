@@ -44,7 +44,10 @@ def test_keeps_unregistered_values_and_warns_once(caplog: pytest.LogCaptureFixtu
     first = RolloutFailure.model_validate({"failure_kind": "judge_faild"})
     second = RolloutFailure.model_validate_json('{"failure_kind": "judge_faild"}')
     assert first.failure_kind == second.failure_kind == "judge_faild"
-    assert warnings_of(caplog) == ["unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?"]
+    assert warnings_of(caplog) == [
+        "unregistered failure_kind 'judge_faild'; did you mean 'judge_failed'? Otherwise register it or "
+        "namespace it as '<server>:<kind>'. Reported once per name."
+    ]
 
 
 def test_keeps_older_labels_and_names_their_replacement(caplog: pytest.LogCaptureFixture) -> None:

@@ -144,7 +144,10 @@ def test_an_object_equal_to_anything_is_reported_to_observers_every_time(target:
 def test_the_attacker_case_insensitive_string() -> None:
     value = type("CaseInsensitive", (str,), dict(STR_METHODS["case insensitive"]))("AGENT_TIMEOUT")
     messages, observed, label = outcome(value)
-    assert messages == ["unregistered failure kind 'AGENT_TIMEOUT'; did you mean 'agent_timeout'?"]
+    assert messages == [
+        "unregistered failure_kind 'AGENT_TIMEOUT'; did you mean 'agent_timeout'? Otherwise register it or "
+        "namespace it as '<server>:<kind>'. Reported once per name."
+    ]
     assert observed == 3
     assert label == OTHER_LABEL
     assert not failure_kinds.is_registered(value)
@@ -182,7 +185,10 @@ def test_an_interrupt_in_an_observer_goes_up_and_the_warning_stays_owed(
             _runtime.OBSERVERS.remove(interrupting)
         assert messages == []
         validate_failure_kind(text)  # nothing was marked as reported: the warning comes now
-        assert messages == [f"unregistered failure kind {text!r}"]
+        assert messages == [
+            f"unregistered failure_kind {text!r}; register it or namespace it as '<server>:<kind>'. "
+            "Reported once per name."
+        ]
         assert observed == [text]
 
 

@@ -33,6 +33,10 @@ SHORT_LIST = 12 * _NEAR
 # How many candidate sets keep their index.
 _KEPT = 8
 
+# How the upstream module's warning for an unregistered value ends. Ours begins and ends with its words,
+# our suggestion between them, so a log alert written against the upstream module still matches.
+_UPSTREAM_ENDING = "register it or namespace it as '<server>:<kind>'. Reported once per name."
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 
@@ -202,7 +206,8 @@ def describe(name: object) -> str:
     if ":" in text:  # meant as <server>:<kind> and written wrong: the lint's FK002, check's malformed
         expected = "(expected <server>:<kind> in lower case)"
         return f"malformed namespaced failure kind {shown(text)} {expected}{suggestion}"
-    return f"unregistered failure kind {shown(text)}{suggestion}"
+    ending = f"{suggestion} Otherwise {_UPSTREAM_ENDING}" if suggestion else f"; {_UPSTREAM_ENDING}"
+    return f"unregistered failure_kind {shown(text)}{ending}"
 
 
 def older_label_warning(text: str) -> str:

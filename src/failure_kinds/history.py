@@ -8,9 +8,9 @@ A label of the older registry that the current vocabulary kept unchanged (``judg
 
 Code written against the older registry keeps running: ``failure_kinds`` resolves the registry's names
 (`FAILURE_KIND_REGISTRY`, `ACTIVE_FAILURE_KINDS`, `RESERVED_FAILURE_KINDS`,
-`FailureKindRegistration`) and its constants (``PEER_DROP`` and the rest) from here on first use,
-each constant with a `DeprecationWarning`. The stub leaves them out, so a type checker points at
-every use still to migrate.
+`FailureKindRegistration`, `RegistryStatus`) and its constants (``PEER_DROP`` and the rest) from here on
+first use, `RegistryStatus` and each constant with a `DeprecationWarning`. The stub leaves them out, so
+a type checker points at every use still to migrate.
 
 Loaded only when something needs it (a value that is neither registered nor namespaced, or a tool);
 ``import failure_kinds`` does not import it.
@@ -180,6 +180,8 @@ def older_name(name: str) -> object:
     }
     if name in registry_names:
         return registry_names[name]
+    if name == "RegistryStatus":
+        return _registry_status(warn=not _probed_by_import())
     older = OLDER_LABELS.get(name.lower()) if name.isupper() else None
     if older is None:
         raise AttributeError(f"module 'failure_kinds' has no attribute {name!r}")
@@ -193,6 +195,21 @@ def older_name(name: str) -> object:
     message = f"failure_kinds.{name} is the older label {older.label!r}{advice}"
     warnings.warn(message, DeprecationWarning, stacklevel=3)
     return older.label
+
+
+def _registry_status(*, warn: bool) -> object:
+    """The older registry's type of a label's status; the current vocabulary has no statuses (each
+    `OlderLabel` keeps its label's as data)."""
+    from typing import Literal
+
+    if warn:
+        message = (
+            "failure_kinds.RegistryStatus is the older registry's status type, Literal['active', "
+            "'reserved']; the current vocabulary has no statuses: write that Literal where one is needed"
+        )
+        # stacklevel 4: past this function, older_name and the package's __getattr__.
+        warnings.warn(message, DeprecationWarning, stacklevel=4)
+    return Literal["active", "reserved"]
 
 
 def _probed_by_import() -> bool:
