@@ -832,8 +832,8 @@ def test_the_overflow_notice_is_marked_only_once_emitted(caplog: pytest.LogCaptu
 
 
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=12, max_size=40), st.integers(0, 1000))
-def test_non_strings_are_remembered_by_type_and_shown_text(elements: list[str], tail: int) -> None:
-    # Two values whose warnings read alike are one report: a reader of the log could not tell them apart.
+def test_non_strings_are_remembered_by_type_and_whole_repr(elements: list[str], tail: int) -> None:
+    # Two values whose warnings read alike are still two reports: the second is another value to fix.
     prefix = ["p" * 210, *elements]  # the first 200 characters of both reprs are the same
     with fresh_warnings() as messages:
         for _ in range(2):
@@ -859,8 +859,8 @@ def test_a_huge_unhashable_value_costs_bounded_work_per_call(caplog: pytest.LogC
     for _ in range(5):
         assert validate_failure_kind(huge) is huge
         metric_label(huge)
-    # Each call shows the value to key it, and showing stops once the limit is written.
-    assert CountedRepr.calls <= 5 * (_display.LIMIT + 1)
+    # Each call shows the value to key it and for its warning, each showing stopping at its limit.
+    assert CountedRepr.calls <= 5 * (_runtime.REPR_LENGTH + _display.LIMIT + 2)
     assert len(warnings_of(caplog)) == 1
 
 

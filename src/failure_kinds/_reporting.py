@@ -21,8 +21,10 @@ def report(name: object) -> None:
         return  # nothing new is reported any more: not worth working out the value's key
     text = _runtime.plain(name)
     message = describe(name) if text is None else None
-    if text is None or len(text) <= _runtime.REMEMBER_LENGTH:
-        key: object = message if text is None else text
+    if text is None:
+        key: object = ("not a string", _digest(name))
+    elif len(text) <= _runtime.REMEMBER_LENGTH:
+        key = text
     else:
         key = ("long str", len(text), hash(text), text[:64])  # a str caches its hash: no rehash next time
     with _runtime.LOCK:
@@ -47,3 +49,13 @@ def report(name: object) -> None:
             _runtime.logger.warning("%s", describe(text) if message is None else message)
         except Exception:
             warned.discard(key)
+
+
+def _digest(name: object) -> bytes:
+    """What tells the value ``name`` (not a str) from another: its type and repr, cut at REPR_LENGTH."""
+    from hashlib import blake2b
+
+    from failure_kinds._display import shown, type_name
+
+    seen = f"{type_name(name)} {shown(name, _runtime.REPR_LENGTH)}"  # escaped: no lone surrogate is left
+    return blake2b(seen.encode(), digest_size=16).digest()

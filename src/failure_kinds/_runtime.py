@@ -27,10 +27,12 @@ REGISTERED_SET: "frozenset[str]" = frozenset()
 DEPRECATED: "dict[str, str]" = {}  # deprecated registered name -> the name that replaces it
 
 # Reported values: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms its warning),
-# a longer one by length, hash and start, anything else by its warning's text (which names its type).
+# a longer one by length, hash and start, anything else by a digest of its type and of its repr cut at
+# REPR_LENGTH characters: two values that a warning shows alike are still told apart, in a bounded key.
 WARNED: set[object] = set()
 WARNED_LIMIT = 1024
 REMEMBER_LENGTH = 256
+REPR_LENGTH = 4096
 warned_overflow = False  # whether the notice that reports stopped was logged
 
 # What passes without a word and costs one set lookup: None, the registered names, the declared names,
