@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -192,21 +194,46 @@ def test_empty_field_segment_is_a_usage_error() -> None:
         audit.audit(["-"], field_path="response..failure_kind")
 
 
-def test_gzip_directory_and_order(tmp_path: Path, fast: bool) -> None:
+def test_a_directory_walk_reads_its_logs_whatever_the_case_and_names_every_entry_it_skips(
+    tmp_path: Path, fast: bool
+) -> None:
     folder = tmp_path / "logs"
     (folder / "day2").mkdir(parents=True)
     write_lines(folder / "a_failures.jsonl", [row("cancelled")])
     with gzip.open(folder / "day2" / "b.jsonl.gz", "wb") as file:
         file.write(row("shutdown").encode() * 3)
-    write_lines(folder / "notes.txt", ["ignored\n"])
-    single = write_lines(tmp_path / "single.jsonl", [row("kill_shaped")])
-    report = audit.audit([str(single), str(folder)], fast=fast)
-    assert [(Path(file.path).name, file.records) for file in report.files] == [
-        ("single.jsonl", 1),
-        ("a_failures.jsonl", 1),
-        ("b.jsonl.gz", 3),
+    for name in ("B.JSONL", "c.NDJSON", "day2/d.ndjson.gz", "e.JsonL.Gz"):
+        (folder / name).write_bytes(gzip.compress(row("cancelled").encode()))
+    for name in ("notes.txt", "c.json", "g.json.gz", "e.log"):
+        write_lines(folder / name, [row("cancelled")])
+    (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere")
+    (folder / "again").symlink_to(folder / "day2")
+    os.mkfifo(folder / "f.jsonl")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(folder / "s.jsonl"))
+        single = write_lines(tmp_path / "single.jsonl", [row("kill_shaped")])
+        report = audit.audit([str(single), str(folder)], fast=fast)
+    read = [
+        "single.jsonl",
+        "B.JSONL",
+        "a_failures.jsonl",
+        "c.NDJSON",
+        "b.jsonl.gz",
+        "d.ndjson.gz",
+        "e.JsonL.Gz",
     ]
-    assert kinds(report)["shutdown"] == (3, "registered")
+    assert [Path(file.path).name for file in report.files] == read
+    assert kinds(report) == {
+        "cancelled": (5, "registered"),
+        "shutdown": (3, "registered"),
+        "kill_shaped": (1, "registered"),
+    }
+    skipped = ["again (a link to a directory)", "broken.jsonl (a dangling symbolic link)", "c.json", "e.log"]
+    skipped += ["f.jsonl (a FIFO)", "g.json.gz", "notes.txt", "s.jsonl (a socket)"]
+    suffixes = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
+    named = ", ".join(f"{folder}/{name}" for name in skipped[:5])
+    note = f"8 entries found in directories are not {suffixes} regular files and were skipped: {named}"
+    assert report.notes == [note + " and 3 more"]
 
 
 def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:
@@ -276,7 +303,7 @@ def test_empty_directory_is_noted(tmp_path: Path) -> None:
     report = audit.audit([str(tmp_path)])
     assert report.files == []
     assert report.notes == [
-        f"{tmp_path}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory",
+        f"{tmp_path}: no *.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet files in this directory",
         "no input file was found, so --field failure_kind was never seen",
     ]
     assert report.field_missing

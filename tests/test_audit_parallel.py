@@ -91,17 +91,24 @@ def in_ranges(inputs: list[str], chunk_bytes: int, **caps: int) -> str:
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    files=st.lists(st.tuples(jsonl_files(), st.booleans()), min_size=1, max_size=3),
+    files=st.lists(
+        st.tuples(jsonl_files(), st.booleans(), st.sampled_from([".jsonl", ".NDJSON"]), st.booleans()),
+        min_size=1,
+        max_size=3,
+    ),
     chunk_bytes=st.integers(min_value=1, max_value=400),
     distinct_limit=st.integers(min_value=1, max_value=5),
     line_bytes=st.sampled_from([40, 200, 64 << 20]),
 )
 def test_any_cut_of_any_files_gives_the_one_pass_report(
-    files: list[tuple[bytes, bool]], chunk_bytes: int, distinct_limit: int, line_bytes: int
+    files: list[tuple[bytes, bool, str, bool]], chunk_bytes: int, distinct_limit: int, line_bytes: int
 ) -> None:
+    """Plain or gzip, any suffix a walk reads, UTF-8 or (a BOM, then NUL-interleaved) UTF-16."""
     with tempfile.TemporaryDirectory() as folder:
-        for number, (body, compressed) in enumerate(files):
-            name = Path(folder, f"part{number}.jsonl" + (".gz" if compressed else ""))
+        for number, (body, compressed, suffix, wide) in enumerate(files):
+            if wide:
+                body = b"\xff\xfe" + body.decode("latin-1").encode("utf-16-le")  # each byte, then a NUL
+            name = Path(folder, f"part{number}{suffix}" + (".gz" if compressed else ""))
             name.write_bytes(gzip.compress(body) if compressed else body)
         caps = {"distinct_limit": distinct_limit, "line_bytes": line_bytes}
         assert in_ranges([folder], chunk_bytes, **caps) == one_pass([folder], **caps)

@@ -271,7 +271,7 @@ def test_directories_give_their_parquet_files_in_the_same_sorted_walk(tmp_path: 
     empty = tmp_path / "empty"
     empty.mkdir()
     result = cli(str(empty))
-    note = "no *.jsonl, *.jsonl.gz or *.parquet files in this directory"
+    note = "no *.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet files in this directory"
     never_seen = "no input file was found, so --field failure_kind was never seen"
     assert (
         result.stderr

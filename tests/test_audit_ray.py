@@ -46,7 +46,8 @@ def cluster() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Plain files (one cut into many ranges), gzip, Parquet, bad lines of every kind, CRLF, a BOM."""
+    """Plain files (one cut into many ranges), gzip, Parquet, bad lines of every kind, CRLF, a BOM, a
+    suffix in capitals, UTF-16 and a file the walk skips."""
     folder = tmp_path_factory.mktemp("dataset")
     example = (ROOT / "examples" / "rollout_failures.jsonl").read_bytes()
     (folder / "a_day1.jsonl").write_bytes(example * 3)
@@ -59,6 +60,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (nested / "e_empty.jsonl").write_bytes(b"")
     (nested / "f_truncated.jsonl.gz").write_bytes(gzip.compress(example)[:-40])
+    (nested / "h_upper.NDJSON.GZ").write_bytes(gzip.compress(example))
+    (folder / "i_wide.jsonl").write_bytes(example.decode("latin-1").encode("utf-16"))
+    (folder / "j_notes.txt").write_bytes(example)
     table = pa.table({"failure_kind": pa.array(["cancelled", None, "judge_faild", "cancelled"] * 50)})
     pq.write_table(table, folder / "g_rows.parquet", row_group_size=30)
     return folder
@@ -105,8 +109,12 @@ def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster:
     assert result.returncode == 2  # the truncated gzip file
     assert result.stdout == local_report([str(dataset)])
     assert result.stderr.splitlines() == [
+        "failure-kinds audit: note: 1 entry found in a directory is not a *.jsonl, *.ndjson, *.jsonl.gz, "
+        f"*.ndjson.gz or *.parquet regular file and was skipped: {dataset / 'j_notes.txt'}",
         f"failure-kinds audit: {dataset / 'c_more' / 'f_truncated.jsonl.gz'}: "
-        "truncated gzip: the compressed stream ends early"
+        "truncated gzip: the compressed stream ends early",
+        f"failure-kinds audit: {dataset / 'i_wide.jsonl'}: UTF-16 (little-endian) text; "
+        "the audit reads UTF-8: convert it with iconv -f UTF-16 -t UTF-8",
     ]
 
 

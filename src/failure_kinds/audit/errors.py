@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from failure_kinds import FailureKindsError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
 
 class AuditError(FailureKindsError):
     """A problem with the audit's own arguments (not with the data): a usage error."""
@@ -26,3 +30,42 @@ def describe_read_error(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return error.strerror[0].lower() + error.strerror[1:]
     return str(error) or type(error).__name__
+
+
+class WideText(Exception):
+    """An input in UTF-16 or UTF-32, which the audit names rather than counting its lines unparseable."""
+
+
+# Byte order marks, longest first; without one, the places of the NUL bytes around the first two ASCII
+# characters tell the encoding (the way RFC 4627 tells JSON's encodings apart), when the first is one a
+# line of records begins with (so binary junk stays unparseable lines).
+_MARKS: Final = (
+    (b"\xff\xfe\x00\x00", "UTF-32", "little"),
+    (b"\x00\x00\xfe\xff", "UTF-32", "big"),
+    (b"\xff\xfe", "UTF-16", "little"),
+    (b"\xfe\xff", "UTF-16", "big"),
+)
+_NULS: Final[dict[tuple[bool, ...], tuple[str, str]]] = {
+    (False, True, False, True): ("UTF-16", "little"),
+    (True, False, True, False): ("UTF-16", "big"),
+    (False, True, True, True): ("UTF-32", "little"),
+    (True, True, True, False): ("UTF-32", "big"),
+}
+
+
+def check_text(head: bytes) -> None:
+    """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32."""
+    name = order = source = ""
+    for mark, name_of_mark, order_of_mark in _MARKS:
+        if head.startswith(mark):
+            name, order, source = name_of_mark, order_of_mark, name_of_mark  # iconv reads the mark
+            break
+    else:
+        if len(head) == 4 and max(head) < 0x80:
+            name, order = _NULS.get(tuple(byte == 0 for byte in head), ("", ""))
+            if name and max(head[:2] if name == "UTF-16" else head) in b"{ \t\r\n":
+                source = name + order[0].upper() + "E"
+    if source:
+        raise WideText(
+            f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with iconv -f {source} -t UTF-8"
+        )

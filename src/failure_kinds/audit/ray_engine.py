@@ -23,7 +23,18 @@ from .partial import PartialReport
 from .reader import count_input
 from .render import printable
 from .settings import AuditSettings, Pins
-from .sources import GZIP_MAGIC, STDIN, decompressed, expand_inputs, is_gzip, is_uri, note_repeated
+from .sources import (
+    GZIP_MAGIC,
+    STDIN,
+    WALKED,
+    Skipped,
+    decompressed,
+    expand_inputs,
+    is_gzip,
+    is_uri,
+    is_walked,
+    note_repeated,
+)
 from .tasks import (
     GZIP,
     LINES,
@@ -55,8 +66,6 @@ INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): "
     "pip install '.[ray]' in a clone of failure-kinds"
 )
-# What a directory URI gives, as a local directory does (see sources.expand_inputs).
-SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".parquet")
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
 RAY_BATCHES: Final = 64
@@ -190,7 +199,7 @@ def _filesystem(uri: str) -> tuple[Any, str]:
 
 
 def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
-    """Tasks for one URI: a file, or a directory's files with SUFFIXES (recursively, sorted)."""
+    """Tasks for one URI: a file, or a directory's files with ``sources.SUFFIXES`` (recursively, sorted)."""
     fs: Any = importlib.import_module("pyarrow.fs")
     filesystem, path = _filesystem(uri)
     scheme = uri[: uri.index("://") + 3]
@@ -198,13 +207,17 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
         info: Any = filesystem.get_file_info(path)
         if info.type == fs.FileType.Directory:
             selector = fs.FileSelector(path, recursive=True)
-            found = sorted(
-                str(entry.path)
-                for entry in filesystem.get_file_info(selector)
-                if entry.type == fs.FileType.File and str(entry.path).endswith(SUFFIXES)
-            )
+            found: list[str] = []
+            skipped = Skipped()  # what a local directory's walk would skip, as it does
+            for entry in filesystem.get_file_info(selector):
+                if entry.type == fs.FileType.File and is_walked(str(entry.path)):
+                    found.append(str(entry.path))
+                elif entry.type != fs.FileType.Directory:
+                    skipped.add(scheme + str(entry.path))
+            found.sort()
+            skipped.note(notes)
             if not found:
-                notes.append(f"{printable(uri)}: no *.jsonl, *.jsonl.gz or *.parquet files under this URI")
+                notes.append(f"{printable(uri)}: no {WALKED} files under this URI")
             files = [(scheme + name, name) for name in found]
         else:
             files = [(uri, path)]

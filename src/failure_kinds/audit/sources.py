@@ -9,7 +9,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from .errors import AuditError
+from .errors import AuditError, WideText, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +28,12 @@ STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
 GZIP_MAGIC: Final = b"\x1f\x8b"
 
+# What a directory walk reads, by name, whatever the case of the suffix.
+SUFFIXES: Final = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
+WALKED: Final = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
+# The skipped entries a note names (the first in sorted order); the others are counted.
+SKIPPED_NAMED: Final = 5
+
 
 @dataclass(frozen=True)
 class Source:
@@ -45,6 +51,11 @@ def is_parquet(path: str) -> bool:
     return path.lower().endswith(".parquet")
 
 
+def is_walked(name: str) -> bool:
+    """Whether a directory walk reads the file ``name`` (see SUFFIXES)."""
+    return name.lower().endswith(SUFFIXES)
+
+
 def is_uri(path: str) -> bool:
     """Whether an input names a file by URI (``s3://bucket/logs/``), which only ``--ray`` reads."""
     return "://" in path
@@ -53,32 +64,64 @@ def is_uri(path: str) -> bool:
 def is_gzip(name: str, head: bytes) -> bool:
     """Whether an input is gzip, by its first bytes or by its name (a ``.gz`` file that is not gzip is
     reported as such, not read as text). The one test every reader and planner uses."""
-    return head == GZIP_MAGIC or name.endswith(".gz")
+    return head == GZIP_MAGIC or name.lower().endswith(".gz")
 
 
 def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their *.jsonl, *.jsonl.gz and *.parquet regular files
-    (recursively, one sorted order; a FIFO or device there is never opened, symbolic links to
-    directories are not followed), "-" as stdin. A directory that cannot be listed becomes a source that
-    fails with the reason. Each file is read once (see ``read_once``)."""
+    """Files as given, directories as their regular files named with SUFFIXES (recursively, one sorted
+    order; a FIFO or device there is never opened, symbolic links to directories are not followed), "-"
+    as stdin. A directory that cannot be listed becomes a source that fails with the reason. Every other
+    entry of a directory is named in one note. Each file is read once (see ``read_once``)."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
     from .render import printable
 
     sources: list[Source] = []
+    skipped = Skipped()
     for item in inputs:
         if item == STDIN:
             sources.append(Source(STDIN_NAME, None))
         elif os.path.isdir(item):
-            found = _walk(item)
+            found = _walk(item, skipped)
             if not found:
-                notes.append(
-                    f"{printable(item)}: no *.jsonl, *.jsonl.gz or *.parquet files in this directory"
-                )
+                notes.append(f"{printable(item)}: no {WALKED} files in this directory")
             sources.extend(found)
         else:
             sources.append(Source(item, item))
+    skipped.note(notes)
     return read_once(sources, notes)
+
+
+class Skipped:
+    """The entries of the directories walked that are not read: how many, and the first few names."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.names: list[str] = []
+
+    def add(self, name: str) -> None:
+        self.count += 1
+        self.names.append(name)
+        if len(self.names) > 64 * SKIPPED_NAMED:  # only the first few in sorted order are named
+            self.names = sorted(self.names)[:SKIPPED_NAMED]
+
+    def note(self, notes: list[str]) -> None:
+        if not self.count:
+            return
+        from .render import printable
+
+        named = ", ".join(printable(name) for name in sorted(self.names)[:SKIPPED_NAMED])
+        more = self.count - min(len(self.names), SKIPPED_NAMED)
+        entries = (
+            "1 entry found in a directory is not a"
+            if self.count == 1
+            else f"{self.count:,} entries found in directories are not"
+        )
+        notes.append(
+            f"{entries} {WALKED} regular {'file' if self.count == 1 else 'files'} and "
+            f"{'was' if self.count == 1 else 'were'} skipped: {named}"
+            + (f" and {more:,} more" if more else "")
+        )
 
 
 def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
@@ -123,10 +166,7 @@ def note_repeated(notes: list[str], repeated: int) -> None:
     notes.append(inputs + _READ_ONCE)
 
 
-def _walk(top: str) -> list[Source]:
-    def wanted(name: str) -> bool:
-        return name.endswith((".jsonl", ".jsonl.gz")) or is_parquet(name)
-
+def _walk(top: str, skipped: Skipped) -> list[Source]:
     found: list[Source] = []
     folders = [top]
     while folders:
@@ -137,14 +177,32 @@ def _walk(top: str) -> list[Source]:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             folders.append(entry.path)
-                        elif wanted(entry.name) and entry.is_file():
+                        elif is_walked(entry.name) and entry.is_file():
                             found.append(Source(entry.path, entry.path))
+                        else:
+                            skipped.add(entry.path + _what_else(entry.path))
                     except OSError:
-                        continue  # vanished while listed, or a link that cannot be followed
+                        continue  # vanished while listed
         except OSError as error:
             found.append(Source(folder, folder, error))
     found.sort(key=lambda source: source.display)
     return found
+
+
+def _what_else(path: str) -> str:
+    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return " (a dangling symbolic link)" if os.path.islink(path) else ""
+    for test, what in (
+        (stat.S_ISDIR, "link to a directory"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return f" (a {what})"
+    return "" if stat.S_ISREG(mode) else " (a device)"
 
 
 class Lines(list[bytes]):
@@ -167,27 +225,45 @@ def overlong_line() -> Lines:
     return Lines([b""], overlong=True)
 
 
+def _first(read: Callable[[int], bytes], size: int) -> bytes:
+    """At least 4 bytes (fewer only at the end) of a stream that may give fewer per read."""
+    data = read(size)
+    while 0 < len(data) < 4:
+        more = read(max(size - len(data), 4 - len(data)))
+        if not more:
+            break
+        data += more
+    return data
+
+
 class Input:
     """The bytes of one input, decompressed. A read that fails ends the data and keeps the error.
 
     A truncated gzip file raises only when its end is reached; this way every complete line before the
-    break is still counted, and the error is reported afterwards.
+    break is still counted, and the error is reported afterwards. ``check``: the first bytes read are
+    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before).
     """
 
-    def __init__(self, read: Callable[[int], bytes], close: Callable[[], None]) -> None:
+    def __init__(self, read: Callable[[int], bytes], close: Callable[[], None], check: bool = False) -> None:
         self._read: Callable[[int], bytes] = read
         self._close: Callable[[], None] = close
+        self._check = check
         self.error: BaseException | None = None
         self.head: bytearray | None = None
         """When set, the first HEAD_BYTES bytes read are copied into it."""
 
     def read(self, size: int) -> bytes:
-        """At most ``size`` bytes; b"" at the end or after an error."""
+        """At most ``size`` bytes (a few more at the start); b"" at the end or after an error."""
         if self.error is not None:
             return b""
         try:
-            data = self._read(size)
-        except Exception as error:  # OSError, EOFError, zlib.error: all end the input the same way
+            if self._check:
+                self._check = False
+                data = _first(self._read, size)
+                check_text(data[:4])
+            else:
+                data = self._read(size)
+        except Exception as error:  # OSError, EOFError, zlib.error, WideText: all end the input alike
             self.error = error
             return b""
         head = self.head
@@ -269,12 +345,15 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     byte ``start``, gunzipped when it is gzip (see ``is_gzip``; a range after the start of a file is
     plain, as gzip is read whole). Closing the Input closes ``raw``."""
     if start:
+        # A range of a file is in the file's encoding: every range of a file says what its start says.
+        raw.seek(0)
+        first = _first(raw.read, 4)[:4]
         raw.seek(start)
         head = b""
     else:
-        head = raw.read(len(GZIP_MAGIC))
+        first = head = _first(raw.read, 4)
     stream = _Prefixed(head, raw)
-    if not start and is_gzip(name, head):
+    if not start and is_gzip(name, head[: len(GZIP_MAGIC)]):
         import gzip
 
         unzipped = gzip.GzipFile(fileobj=stream, mode="rb")
@@ -283,8 +362,13 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
             unzipped.close()
             raw.close()
 
-        return Input(unzipped.read1, close_both)
-    return Input(stream.read1, raw.close)
+        return Input(unzipped.read1, close_both, check=True)
+    data = Input(stream.read1, raw.close)
+    try:
+        check_text(first)
+    except WideText as error:
+        data.error = error
+    return data
 
 
 # Bytes that make a line blank when it holds nothing else (what bytes.isspace() accepts).

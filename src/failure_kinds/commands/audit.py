@@ -37,7 +37,9 @@ def run(arguments: argparse.Namespace) -> int:
         )
     except audit.AuditError as error:
         raise UsageError(str(error)) from None
-    if arguments.format == "json":
+    if report.failed_files and len(report.failed_files) == len(report.files) and not report.records:
+        pass  # nothing could be read: the errors below, and no report of nothing
+    elif arguments.format == "json":
         write_output(audit.render_json(report))
     else:
         encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
