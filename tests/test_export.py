@@ -152,6 +152,8 @@ def test_the_command_compares_the_current_vocabulary_with_a_release(tmp_path: Pa
     assert (
         "removed kind environment_server_failed (ENVIRONMENT_SERVER_FAILED)" in backwards.stdout.splitlines()
     )
+    same = run_cli("diff", str(current), str(current))
+    assert (same.returncode, same.stdout, same.stderr) == (0, "no changes\n", "")
 
 
 # compare() on generated changes
@@ -309,6 +311,7 @@ def test_malformed_exports_exit_2_with_one_line(tmp_path: Path) -> None:
         "not json": b'{"format": 1, "kinds": [',
         "not utf-8": b'{"format": 1, "k\xff": []}',
         "deep": b"[" * 200_000 + b"]" * 200_000,
+        "huge number": b'{"format": 1, "kinds": [' + b"7" * 5_000 + b"]}",
         "wrong format": json.dumps({"format": 2, "kinds": [], "stages": [], "older_labels": []}).encode(),
         "duplicate kind": json.dumps(
             {
@@ -331,3 +334,7 @@ def test_malformed_exports_exit_2_with_one_line(tmp_path: Path) -> None:
             assert result.stdout == ""
             assert len(result.stderr.splitlines()) == 1, (name, result.stderr)
             assert "Traceback" not in result.stderr
+    # What each met is named: a number Python will not convert is not a nesting too deep.
+    assert "nested too deeply" in run_cli("diff", str(tmp_path / "deep"), str(good)).stderr
+    huge = run_cli("diff", str(tmp_path / "huge_number"), str(good)).stderr
+    assert huge.endswith(": a number too long to read (over 4,300 digits); not an export\n"), huge

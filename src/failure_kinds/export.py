@@ -118,9 +118,19 @@ def read_export(path: str) -> dict[str, object]:
         export = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ExportError(f"{shown}: not UTF-8; not an export") from None
-    except (ValueError, RecursionError) as error:
-        reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
-        raise ExportError(f"{shown}: not JSON ({reason}); not an export") from None
+    except json.JSONDecodeError as error:
+        raise ExportError(f"{shown}: not JSON ({error.msg}); not an export") from None
+    except RecursionError:
+        raise ExportError(f"{shown}: not JSON (nested too deeply); not an export") from None
+    except ValueError:
+        # The one other refusal of the decoder: an integer past the interpreter's limit on the digits it
+        # converts (sys.get_int_max_str_digits), which no export holds.
+        import sys
+
+        limit = sys.get_int_max_str_digits()
+        raise ExportError(
+            f"{shown}: a number too long to read (over {limit:,} digits); not an export"
+        ) from None
     problem = _problem(export)
     if problem is not None:
         raise ExportError(f"{shown}: not a failure-kinds export: {problem}")

@@ -19,5 +19,5 @@ def run(arguments: argparse.Namespace) -> int:
     except ExportError as error:
         raise UsageError(str(error)) from None
     lines, compatible = compare(old, new)
-    write_output("".join(f"{line}\n" for line in lines))
+    write_output("".join(f"{line}\n" for line in lines or ["no changes"]))
     return EXIT_CLEAN if compatible else EXIT_FINDINGS
