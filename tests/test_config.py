@@ -8,7 +8,6 @@ import re
 import string
 import tempfile
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -145,37 +144,6 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None
     write(tmp_path / "pyproject.toml", body)
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config(start=tmp_path)
-
-
-# Nested arrays around a number, and nested inline tables around an array of names, which a large file
-# reads through a placeholder that takes tomllib two levels less. A level of tables takes tomllib several
-# frames: with none to two arrays around the tables, the limit falls on each of them.
-@pytest.mark.parametrize(
-    ("arrays", "opening", "leaf", "closing"),
-    [(0, "[", "1", "]"), *((arrays, "{a = ", '["a"]', "}") for arrays in range(3))],
-)
-def test_nesting_at_the_interpreters_limit_reads_alike_in_a_small_and_a_large_file(
-    tmp_path: Path, arrays: int, opening: str, leaf: str, closing: str
-) -> None:
-    def read(depth: int, padded: bool) -> str:
-        # Another tool's table, which the configuration reads past.
-        nested = "[" * arrays + opening * depth + leaf + closing * depth + "]" * arrays
-        body = f"[tool.other]\nx = {nested}\n" + (_PADDING if padded else "")
-        path = write(tmp_path / f"{depth}-{padded}" / "pyproject.toml", body)
-        try:
-            load_config(path)
-        except ConfigError as error:
-            return str(error).removeprefix(str(path))
-        return "read"
-
-    # The deepest nesting a small file may have, found by bisection; the large file must agree around it.
-    low, high = 1, 5000
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if read(middle, padded=False) == "read" else (low, middle)
-    assert 100 < low < 4999  # a limit was found
-    for depth in range(low - 2, low + 3):
-        assert read(depth, padded=True) == read(depth, padded=False), depth
 
 
 def test_unreadable_and_odd_files_are_config_errors(tmp_path: Path) -> None:
@@ -419,60 +387,6 @@ def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
     assert line.startswith(f"failure-kinds {command}: error: ")
 
 
-# A large file's arrays of names are read by a regular expression, the rest by tomllib (config._loads):
-# on any text, what it returns or raises must be what tomllib.loads does.
-_PADDING = "# " + "x" * 70_000 + "\n"  # past config._LARGE, so the fast path is taken
-_PIECES = st.sampled_from(
-    [
-        'a = ["x", "y"]\n',
-        'b = [ "p_1" ,\n  "q" ,\r\n]\n',
-        'c = ["x"]  # ["y"]\n',
-        '# d = ["commented"]\n',
-        's = """\nt = ["inside", "a string"]\n"""\n',
-        "'k = [\"in a key\"]' = 1\n",
-        "l = 'm = [\"in a literal\"]'\n",
-        'n = { o = ["in", "a", "table"] }\n',
-        'p = [["nested"], ["arrays"]]\n',
-        "[namespaces]\n",
-        "[tool.failure-kinds.namespaces]\n",
-        'e = ["Upper"]\n',
-        'f = ["x",,]\n',
-        'g = ["x"] "y"\n',
-        'h = ["x"\n',
-        "i = []\n",
-        'a = ["again"]\n',
-        "j = 1\n",
-        "\t\n",
-        'q = [\t"",\t"r_2",""\t,\t]\n',
-        # An array begun in a comment: the lines it runs onto are not the comment's.
-        '# k = [""\n]\n',
-        '# legacy = [\n  "old_kind",\n]\n',
-        'x = [ [ # = [\n"a"], [\n1 ] ]\n',
-    ]
-)
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(st.lists(_PIECES, max_size=8), st.integers(0, 7))
-def test_a_large_file_reads_as_tomllib_reads_it(pieces: list[str], at: int) -> None:
-    import tomllib
-
-    from failure_kinds.config import _loads  # pyright: ignore[reportPrivateUsage]
-
-    text = "".join([*pieces[:at], _PADDING, *pieces[at:]])
-    assert outcome(_loads, text) == outcome(tomllib.loads, text)
-
-
-def outcome(loads: Callable[[str], object], text: str) -> tuple[str, object]:
-    """What ``loads`` makes of ``text``: its document, or the message of the TOML error it raises."""
-    import tomllib
-
-    try:
-        return "document", loads(text)
-    except tomllib.TOMLDecodeError as error:
-        return "error", str(error)
-
-
 def test_thirty_thousand_declared_kinds_are_read_exactly(tmp_path: Path) -> None:
     kinds = [f"kind_{number}" for number in range(30_000)]
     layouts = {
@@ -489,23 +403,3 @@ def test_thirty_thousand_declared_kinds_are_read_exactly(tmp_path: Path) -> None
         path.write_text(f"[namespaces]\nswe_env = {json.dumps([*kinds, wrong])}\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=message):
             load_config(path)
-
-
-def test_a_large_array_of_only_space_reads_in_linear_time(tmp_path: Path) -> None:
-    """Runs of whitespace that could make a backtracking match quadratic (a million spaces before a
-    missing bracket, between items, after a trailing comma) are read in one pass, as tomllib reads them."""
-    path = tmp_path / "failure-kinds.toml"
-    spaces = " " * 1_000_000
-    cases = {
-        f'["a",{spaces}"b"]': ("a", "b"),
-        f'["a"{spaces},]': ("a",),
-        f'["a",{spaces}': None,
-        f'["a"{spaces}x]': None,
-    }
-    for array, kinds in cases.items():
-        path.write_text(f"[namespaces]\nswe_env = {array}\n", encoding="utf-8")
-        if kinds is None:
-            with pytest.raises(ConfigError, match="invalid TOML"):
-                load_config(path)
-        else:
-            assert load_config(path).namespaces["swe_env"] == kinds

@@ -1,9 +1,9 @@
 """A call made from a few levels deeper than its caller.
 
-Where a fast reading is backed by a careful one (msgspec by the standard library's JSON decoder, a large
-configuration's name arrays by tomllib), the fast one must never succeed where the careful one would run
-out of stack: it would accept a document that the careful reading refuses as nested too deeply. Made
-from a few levels deeper, the fast reading always runs out first, and the careful one decides.
+Where a fast reading is backed by a careful one (msgspec by the standard library's JSON decoder), the fast
+one must never succeed where the careful one would run out of stack: it would accept a document that the
+careful reading refuses as nested too deeply. Made from a few levels deeper, the fast reading always runs
+out first, and the careful one decides.
 """
 
 from __future__ import annotations

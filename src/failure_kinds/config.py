@@ -144,88 +144,11 @@ def _read_toml(path: Path) -> dict[str, object]:
     except UnicodeDecodeError as error:
         raise ConfigError(f"{shown_path(path)}: not UTF-8 (byte {error.start})", whole_file=True) from None
     try:
-        return _loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{shown_path(path)}: invalid TOML: {error}", whole_file=True) from None
     except RecursionError:
         raise ConfigError(f"{shown_path(path)}: invalid TOML: nested too deeply", whole_file=True) from None
-
-
-# tomllib takes about 80 ms for a declaration of 30,000 kinds (0.5 MB), most of what a `check` of a few
-# names then costs. In a file larger than _LARGE, each array of nothing but double-quoted name characters
-# is read by one regular expression instead (about 6 ms), and tomllib reads the rest of the file, where
-# each such array is replaced by a placeholder string. Possessive quantifiers keep the match linear in
-# any input; whatever the placeholders cannot stand for (one inside a string or a key, a file tomllib
-# rejects) is read by tomllib alone, so the result, or the error, is exactly tomllib's.
-_LARGE: Final = 64 * 1024
-_SPACE: Final = r"(?:[ \t\n]|\r\n)*+"
-_NAME_ARRAY: Final = re.compile(
-    rf'=[ \t]*+\[{_SPACE}"[a-z0-9_]*+"(?:{_SPACE},{_SPACE}"[a-z0-9_]*+")*+{_SPACE}(?:,{_SPACE})?+\]'
-)
-
-
-def _loads(text: str) -> dict[str, object]:
-    """``tomllib.loads(text)``, with the arrays of names of a large text read faster (see _LARGE). A small
-    text, and a large one the fast reading cannot stand for, are read by tomllib from this same frame, so
-    a document nested to the interpreter's limit reads alike whatever its size."""
-    import tomllib
-
-    document = _names_read_fast(text) if len(text) > _LARGE else None
-    return tomllib.loads(text) if document is None else document
-
-
-def _names_read_fast(text: str) -> dict[str, object] | None:
-    """The document of ``text`` with its arrays of names read by _NAME_ARRAY, or None where tomllib must
-    read the text as written."""
-    import tomllib
-
-    from failure_kinds._depth import deeper
-
-    token = f"failure-kinds-array-{os.urandom(16).hex()}-"
-    arrays: list[str] = []
-
-    def placeholder(match: re.Match[str]) -> str:
-        arrays.append(match[0])
-        return f'= "{token}{len(arrays) - 1}"'
-
-    used: set[int] = set()
-    substituted = _NAME_ARRAY.sub(placeholder, text)
-    try:
-        # A placeholder takes tomllib two levels less than its array: made from deeper, this reading runs
-        # out of stack before tomllib's of the text as written would, and leaves that one to decide.
-        restored = deeper(lambda: _restored(tomllib.loads(substituted), token, arrays, used))
-    except (tomllib.TOMLDecodeError, RecursionError):
-        restored = None  # the error is reported as tomllib reports it in the file as written
-    # Every placeholder must come back once: one inside a comment vanished with the lines it swallowed.
-    if restored is None or not isinstance(restored, dict) or len(used) != len(arrays):
-        return None
-    return restored  # pyright: ignore[reportUnknownVariableType]
-
-
-def _restored(value: object, token: str, arrays: list[str], used: set[int]) -> object | None:
-    """``value`` with each placeholder string replaced by the names of its array (its number added to
-    ``used``), or None when a placeholder stands where no array was (inside a string or a key)."""
-    if isinstance(value, str):
-        if not value.startswith(token):
-            return None if token in value else value
-        number = value[len(token) :]
-        index = int(number) if number.isdecimal() else len(arrays)
-        if index >= len(arrays) or index in used:
-            return None
-        used.add(index)
-        return _names(arrays[index])
-    if isinstance(value, list):
-        items = [_restored(item, token, arrays, used) for item in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return None if any(item is None for item in items) else items
-    if isinstance(value, dict):
-        table: dict[str, object] = {}
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            restored = _restored(item, token, arrays, used)  # pyright: ignore[reportUnknownArgumentType]
-            if token in str(key) or restored is None:  # pyright: ignore[reportUnknownArgumentType]
-                return None
-            table[str(key)] = restored  # pyright: ignore[reportUnknownArgumentType]
-        return table
-    return value
 
 
 def _reason(error: OSError) -> str:
@@ -275,17 +198,6 @@ def _table(value: object) -> dict[str, object] | None:
         return None
     # TOML keys are always strings; the copy only tells the type checker so.
     return {str(key): item for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-
-
-def _names(array: str) -> list[str]:
-    """The names of an array _NAME_ARRAY matched: ``= ["a", "b"]``, spaced and line-broken anyhow. Its
-    names hold no space, comma or quote, so with the spaces gone it splits on '","': 30,000 names in
-    about 4 ms, where a findall of each quoted name took 7."""
-    items = array[array.index("[") + 1 : -1]
-    for space in " \t\r\n":  # what _SPACE allows
-        items = items.replace(space, "")
-    items = items.removesuffix(",")
-    return items[1:-1].split('","') if items else []
 
 
 def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], prefix: str) -> ProjectConfig:
