@@ -1,13 +1,15 @@
-"""`failure-kinds lint --diff` prints one header per file whatever its name, and one line per diff line
-whatever the file's line ends, so its output is never forged and still reads as a diff."""
+"""`failure-kinds lint --diff` prints one header per file whatever its name, and lines as patch reads
+them whatever the file's line ends, so its output is never forged and applies as it is."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
-from helpers import examples, run_cli
+import pytest
+from helpers import examples, run_cli, run_cli_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +38,7 @@ def test_a_crafted_file_name_makes_exactly_one_pair_of_headers(tmp_path: Path, n
     result = run_cli("lint", "--diff", str(folder))
     lines = result.stdout.splitlines()
     assert [line[:4] for line in lines if line.startswith(("--- ", "+++ "))] == ["--- ", "+++ "]
-    assert all(line.isprintable() for line in lines[:2])
+    assert all(line.removesuffix("\t").isprintable() for line in lines[:2])
     assert lines[2:] == [
         "@@ -1 +1 @@",
         '-x = dict(failure_kind="peer_drop")',
@@ -51,5 +53,34 @@ def test_lone_carriage_returns_end_every_diff_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     lines = result.stdout.split("\n")
     assert f"--- {tmp_path / 'b.py'}" in lines  # the next file's header starts a line of its own
-    assert '-x = dict(failure_kind="peer_drop")\r' in lines
+    # A lone carriage return does not end a line for patch, so it does not end a diff line either.
+    assert '-x = dict(failure_kind="peer_drop")\ry = 1\r' in lines
     assert '+z = dict(failure_kind="provider_oom_killed")\r' in lines
+
+
+WRITE = 'x = dict(failure_kind="peer_drop")'
+# Files whose diff once did not apply, each with what a fix changes in it.
+AWKWARD = {
+    "bom.py": b"\xef\xbb\xbf" + WRITE.encode() + b"  # \xc3\xa9\n",
+    "latin.py": f"# -*- coding: latin-1 -*-\nnote = 'café'; {WRITE}\n".encode("latin-1"),
+    "cr.py": f"{WRITE}\ry = 1\r{WRITE}\r".encode(),
+    "crlf.py": f"a = 1\r\n{WRITE}\r\nb = 2".encode(),
+    "mixed.py": f"a = 1\r\n{WRITE}\ny = 2\r{WRITE}\r\nz = 3\n".encode(),
+    "with space.py": f"{WRITE}\n".encode(),
+    "ünï cödé.py": f"{WRITE}".encode(),
+}
+
+
+@pytest.mark.parametrize("tool", [["patch", "-s", "-p0"], ["git", "apply", "-p0"]], ids=["patch", "git"])
+def test_the_diff_applies_and_gives_what_fix_writes(tmp_path: Path, tool: list[str]) -> None:
+    fixed, applied = tmp_path / "fixed", tmp_path / "applied"
+    for folder in (fixed, applied):
+        folder.mkdir()
+        for name, source in AWKWARD.items():
+            (folder / name).write_bytes(source)
+    assert run_cli("lint", "--fix", ".", cwd=fixed).returncode == 0
+    diff = run_cli_bytes("lint", "--diff", ".", cwd=applied)
+    assert diff.returncode == 1, diff.stderr
+    subprocess.run(tool, input=diff.stdout, cwd=applied, check=True, capture_output=True)
+    for name, source in AWKWARD.items():
+        assert (applied / name).read_bytes() == (fixed / name).read_bytes() != source, name

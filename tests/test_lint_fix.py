@@ -6,7 +6,10 @@ import ast
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -112,23 +115,6 @@ def test_everything_but_the_literal_is_kept_byte_for_byte(
     old, new = f"{quote}peer_drop{quote}".encode(), f"{quote}transport_peer_drop{quote}".encode()
     assert len(applied) == 1
     assert fixed == source.replace(old, new, 1)
-
-
-def test_the_diff_is_a_unified_diff_patch_applies(tmp_path: Path) -> None:
-    source = b"a = 1\nrow = {'failure_kind': 'peer_drop'}\nb = 2"
-    after, _ = _fix.apply(source, fixes_for(source))
-    diff = _fix.unified_diff("module.py", source, after)
-    assert diff.splitlines()[:2] == ["--- module.py", "+++ module.py"]
-    assert "-row = {'failure_kind': 'peer_drop'}" in diff
-    assert "+row = {'failure_kind': 'transport_peer_drop'}" in diff
-    assert diff.endswith("\\ No newline at end of file\n")
-    target = tmp_path / "module.py"
-    target.write_bytes(source)
-    patch = subprocess.run(["patch", "-s", "-p0"], input=diff.encode(), cwd=tmp_path, capture_output=True)
-    if patch.returncode == 127:
-        pytest.skip("no patch program")
-    assert patch.returncode == 0, patch.stderr
-    assert target.read_bytes() == after
 
 
 def test_replace_file_keeps_the_mode_and_refuses_a_file_that_changed(tmp_path: Path) -> None:
@@ -249,7 +235,11 @@ def test_a_deprecated_kind_is_fk005_naming_its_replacement(monkeypatch: pytest.M
         "replaced_by",
         property(lambda kind: FailureKind.AGENT_TIMEOUT if kind == "cancelled" else None),
     )
-    source = 'row = {"failure_kind": "cancelled"}\nother = {"failure_kind": "agent_timeout"}\n'
+    # A noqa for FK001, which the code was before 0.3.0, still silences it.
+    source = (
+        'row = {"failure_kind": "cancelled"}\nother = {"failure_kind": "agent_timeout"}\n'
+        'old = {"failure_kind": "cancelled"}  # noqa: FK001\n'
+    )
     (finding,) = lint.Checker().check_source(source.encode(), "x.py")
     assert (finding.line, finding.col, finding.code) == (1, 24, "FK005")
     assert finding.message == "deprecated failure kind 'cancelled': use 'agent_timeout'"
@@ -401,7 +391,7 @@ def test_fix_reports_what_is_left_where_the_rewrite_moved_it(
 ) -> None:
     # "sandbox" has no single replacement, and moves right by as much as "timeout" grew before it.
     (tmp_path / "a.py").write_text(COMPARED)
-    result = run_cli("lint", "--fix", "--format", output, "a.py", cwd=tmp_path)
+    result = run_cli("lint", "--fix", "--unsafe-fixes", "--format", output, "a.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert (tmp_path / "a.py").read_text() == COMPARED.replace('"timeout"', '"transport_timeout"')
     change = "a.py:1:28 timeout -> transport_timeout\n"
@@ -468,7 +458,7 @@ def test_every_position_fix_prints_is_in_the_rewritten_file(rows: list[tuple[str
             file.write(source)
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main(["lint", "--fix", "--format", "json", path])
+            code = main(["lint", "--fix", "--unsafe-fixes", "--format", "json", path])
         with open(path, encoding="utf-8") as file:
             rewritten = file.read()
         checked = Checker().check_source(rewritten.encode(), path)
@@ -496,7 +486,7 @@ def test_every_position_fix_prints_is_in_the_rewritten_file(rows: list[tuple[str
 @pytest.mark.parametrize("output", ["text", "json", "github"])
 def test_diff_is_the_whole_output_in_every_format(tmp_path: Path, output: str) -> None:
     (tmp_path / "a.py").write_text(COMPARED)
-    result = run_cli("lint", "--diff", "--format", output, "a.py", cwd=tmp_path)
+    result = run_cli("lint", "--diff", "--unsafe-fixes", "--format", output, "a.py", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (1, "")
     assert result.stdout == (
         "--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n"
@@ -509,3 +499,147 @@ def test_diff_is_the_whole_output_in_every_format(tmp_path: Path, output: str) -
     shown = " ".join(run_cli("lint", "--help").stdout.split())
     assert "the diff is the whole output (no findings, whatever --format says)" in shown
     assert "every position printed is in the rewritten file" in shown
+
+
+# What --fix touches: where code writes a kind, not where it reads one (ruff's --unsafe-fixes for those)
+
+UNSAFE = "not fixed by default: code that reads older data compares with it; --unsafe-fixes rewrites it"
+# Each line, and whether code writes a kind there (a rewrite is safe) or reads one (it is not).
+SHAPES = [
+    ('record(failure_kind="peer_drop")', True),
+    ('row = {"failure_kind": "peer_drop"}', True),
+    ('row["failure_kind"] = "peer_drop"', True),
+    ('def default(failure_kind="peer_drop"): pass', True),
+    ('def kind() -> FailureKindName: return "peer_drop"', True),
+    ('if row["failure_kind"] == "peer_drop": row["failure_kind"] = "transport_peer_drop"', False),
+    ('if row["failure_kind"] != "peer_drop": pass', False),
+    ('if row["failure_kind"] in ("peer_drop", "agent_timeout"): pass', False),
+    ('match row["failure_kind"]:\n    case "peer_drop": pass', False),
+    ('match row:\n    case {"failure_kind": "peer_drop"}: pass', False),
+    ("# noqa: FK001 still silences what was FK001 before 0.3.0: FK004 and FK005", True),
+    ('row = {"failure_kind": "peer_drop"}  # noqa: FK001', False),
+]
+
+
+def test_fix_rewrites_where_code_writes_a_kind_and_reads_only_with_unsafe_fixes(tmp_path: Path) -> None:
+    lines = ["from failure_kinds import FailureKindName", *(line for line, _ in SHAPES)]
+    (tmp_path / "a.py").write_text("\n".join(lines) + "\n")
+    result = run_cli("lint", "--fix", "a.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    written = (tmp_path / "a.py").read_text()
+    for line, writes in SHAPES:
+        assert (line.replace('"peer_drop"', '"transport_peer_drop"') if writes else line) in written
+    left = result.stdout.splitlines()[5:]
+    assert len(left) == sum(not writes and "noqa" not in line for line, writes in SHAPES)
+    assert all(
+        line.endswith(f"FK004 older failure kind 'peer_drop': use 'transport_peer_drop'; {UNSAFE}")
+        for line in left
+    )
+    unsafe = run_cli("lint", "--fix", "--unsafe-fixes", "a.py", cwd=tmp_path)
+    assert (unsafe.returncode, unsafe.stdout.count(" -> ")) == (0, len(left))
+    assert (tmp_path / "a.py").read_text().endswith(f"\n{SHAPES[-1][0]}\n"), "its noqa leaves it alone"
+
+
+# --fix on anyone's tree: owner, links, a save made meanwhile, long names, an interrupt
+
+FIXABLE = b'x = dict(failure_kind="peer_drop")\n'
+FIXED = FIXABLE.replace(b"peer_drop", b"transport_peer_drop")
+
+
+@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() != 0, reason="changes owners, as root does")
+def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
+    import shutil
+    import tempfile
+
+    # Not under tmp_path, whose folders only root may enter.
+    folder = Path(tempfile.mkdtemp())
+    try:
+        folder.chmod(0o777)
+        for name in ("kept.py", "other.py"):
+            (folder / name).write_bytes(FIXABLE)
+            os.chown(folder / name, 1234, 5678)
+            (folder / name).chmod(0o6755)
+        assert run_cli("lint", "--fix", "kept.py", cwd=folder).returncode == 0
+        # Another user may replace a file in a folder anyone writes to, but not make it theirs.
+        os.seteuid(4321)
+        try:
+            other = run_cli("lint", "--fix", "other.py", cwd=folder)
+        finally:
+            os.seteuid(0)
+        assert other.returncode == 1
+        assert "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written" in other.stderr
+        for name, content in (("kept.py", FIXED), ("other.py", FIXABLE)):
+            status = (folder / name).stat()
+            assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (1234, 5678, 0o6755)
+            assert (folder / name).read_bytes() == content
+        assert sorted(os.listdir(folder)) == ["kept.py", "other.py"]
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_file_with_hard_links_is_left_alone_with_a_note(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(FIXABLE)
+    os.link(tmp_path / "a.py", tmp_path / "b.py")
+    result = run_cli("lint", "--fix", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "./a.py: not fixed: it has 2 names (hard links)" in result.stderr
+    assert (tmp_path / "a.py").read_bytes() == (tmp_path / "b.py").read_bytes() == FIXABLE
+    assert (tmp_path / "a.py").stat().st_nlink == 2
+
+
+@pytest.mark.parametrize("save", ["in place", "by a rename"])
+def test_a_save_made_while_fix_writes_is_kept_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, save: str
+) -> None:
+    import tempfile
+
+    target = tmp_path / "a.py"
+    target.write_bytes(FIXABLE)
+    create = tempfile.mkstemp
+
+    def saving_meanwhile(*arguments: object, **options: object) -> tuple[int, str]:
+        made = create(*arguments, **options)  # type: ignore[call-overload]
+        if save == "in place":
+            target.write_bytes(FIXABLE + b"# saved\n")
+        else:
+            (tmp_path / "saved").write_bytes(FIXABLE)
+            os.replace(tmp_path / "saved", target)
+        return made  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(tempfile, "mkstemp", saving_meanwhile)
+    result = run_cli("lint", "--fix", "a.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "a.py: not fixed: it changed while being fixed; nothing written" in result.stderr
+    assert target.read_bytes() == (FIXABLE + b"# saved\n" if save == "in place" else FIXABLE)
+    assert os.listdir(tmp_path) == ["a.py"]
+
+
+def test_a_name_as_long_as_the_file_system_allows_is_fixed(tmp_path: Path) -> None:
+    target = tmp_path / ("k" * 245 + ".py")
+    target.write_bytes(FIXABLE)
+    assert run_cli("lint", "--fix", ".", cwd=tmp_path).returncode == 0
+    assert target.read_bytes() == FIXED
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_fix_leaves_every_file_whole_and_no_temporary_file(
+    tmp_path: Path, signal_number: int
+) -> None:
+    source = FIXABLE + b"#" * (1 << 20) + b"\n"
+    names = [f"m{number:02}.py" for number in range(30)]
+    for name in names:
+        (tmp_path / name).write_bytes(source)
+    command = [sys.executable, "-m", "failure_kinds", "lint", "--fix", "."]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Sent while a temporary file is there, where an unguarded run leaves it behind.
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline:
+        if any(name.startswith(".") for name in os.listdir(tmp_path)):
+            break
+    process.send_signal(signal_number)
+    process.wait(60)
+    assert sorted(os.listdir(tmp_path)) == names
+    assert {(tmp_path / name).read_bytes() for name in names} <= {
+        source,
+        source.replace(b"peer_drop", b"transport_peer_drop"),
+    }

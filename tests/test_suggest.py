@@ -34,6 +34,11 @@ from failure_kinds import (
         ("provider_oom", "provider_oom_killed"),
         ("Kill-Shaped", "kill_shaped"),
         ("cancelled", "cancelled"),
+        # A value that begins with a domain gets a kind of that domain over a look-alike of another.
+        ("verifier_unavailable", "verifier_error"),
+        ("Verifier-Quota-Exhausted", "verifier_error"),
+        ("persistence_error", "persistence_failed"),
+        ("provider_unavailble", "provider_unavailable"),
     ],
 )
 def test_suggests_what_was_meant(typed: str, meant: str) -> None:

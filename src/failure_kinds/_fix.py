@@ -9,17 +9,21 @@ in its declared encoding is left alone too.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 from failure_kinds import FailureKindsError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import BinaryIO
 
     from failure_kinds.lint import Fix
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
 _LITERAL = re.compile(r"(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)", re.DOTALL)
 _BOM = b"\xef\xbb\xbf"
 
@@ -82,27 +86,30 @@ def _character(line: str, offset: int) -> int:
     return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides."""
+def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
+    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides, in the
+    file's own bytes: a byte-order mark, a declared encoding and every line end come through as they are,
+    and lines end at line feeds only, as ``patch`` and ``git apply`` read them."""
     import difflib
 
     from failure_kinds._display import shown_text
 
-    old, _, _ = decoded(before)
-    new, _, _ = decoded(after)
-    # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks.
-    name = path if path.isprintable() else shown_text(path, 1000)
-    lines = difflib.unified_diff(lines_of(old), lines_of(new), fromfile=name, tofile=name)
-    return "".join(map(_ended, lines))
-
-
-def _ended(line: str) -> str:
-    """A diff line as printed. A last line without a line end is marked, as diff and git mark it, so the
-    diff applies; one ending in a lone carriage return (old Mac files) gets a line feed, so the next line
-    starts on a line of its own."""
-    if line.endswith("\n"):
-        return line
-    return line + "\n" if line.endswith("\r") else line + "\n\\ No newline at end of file\n"
+    # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks;
+    # a tab ends a name holding a space, which would end it otherwise.
+    if ".." not in path.split(os.sep):
+        # git apply refuses a "." in a name (./a.py); a ".." stays, as a link may lead elsewhere.
+        path = os.path.normpath(path)
+    name = os.fsencode(path if path.isprintable() else shown_text(path, 1000))
+    end = b"\t\n" if b" " in name else b"\n"
+    old, new = _BYTE_LINE.findall(before), _BYTE_LINE.findall(after)
+    hunks = list(difflib.diff_bytes(difflib.unified_diff, old, new))[2:]
+    if not hunks:
+        return b""
+    # A last line without a line end is marked, as diff and git mark it.
+    body = b"".join(
+        line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in hunks
+    )
+    return b"--- " + name + end + b"+++ " + name + end + body
 
 
 def _reason(error: OSError) -> str:
@@ -112,32 +119,67 @@ def _reason(error: OSError) -> str:
 
 
 def replace_file(path: str, before: bytes, after: bytes) -> None:
-    """Write ``after`` over the file at ``path`` in one step, keeping its permissions. Raises Unfixable
-    (and writes nothing) when the file no longer holds ``before``."""
+    """Write ``after`` over the file at ``path`` in one step, keeping its owner, group and mode. Raises
+    Unfixable, writing nothing, when the file no longer holds ``before`` (looked at again just before the
+    replace), has other names (hard links) or its owner cannot be kept. SIGINT, SIGTERM and SIGHUP wait
+    until the file is replaced or left alone, so an interrupt leaves no temporary or half-written file."""
+    import signal
+
+    held = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+    mask = getattr(signal, "pthread_sigmask", None)
+    previous = mask(signal.SIG_BLOCK, held) if mask else None
+    try:
+        _replace(os.path.realpath(path), before, after)
+    finally:
+        if mask and previous is not None:
+            mask(signal.SIG_SETMASK, previous)
+
+
+def _replace(real: str, before: bytes, after: bytes) -> None:
     import contextlib
-    import os
     import tempfile
 
-    real = os.path.realpath(path)
+    temporary = None
     try:
-        with open(real, "rb") as file:
-            current = file.read(len(before) + 1)
-        mode = os.stat(real).st_mode & 0o7777
+        with open(real, "rb") as original:
+            status = os.fstat(original.fileno())
+            _unchanged(real, original, status, before)
+            if status.st_nlink > 1:
+                raise Unfixable(
+                    f"it has {status.st_nlink} names (hard links) and a replacement would fix this one "
+                    "only; nothing written"
+                )
+            # A short name: the file's own may already be as long as the file system allows.
+            descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".fk", suffix="")
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(after)
+                file.flush()
+                try:
+                    os.fchown(descriptor, status.st_uid, status.st_gid)
+                except PermissionError:
+                    owner = f"{status.st_uid}:{status.st_gid}"
+                    raise Unfixable(f"its owner {owner} cannot be kept; nothing written") from None
+                # After the owner, as a change of owner clears setuid and setgid bits.
+                os.fchmod(descriptor, stat.S_IMODE(status.st_mode))
+                os.fsync(descriptor)
+            _unchanged(real, original, status, before)
+            os.replace(temporary, real)
+            temporary = None
     except OSError as error:
         raise Unfixable(_reason(error)) from None
-    if current != before:
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _unchanged(real: str, original: BinaryIO, status: os.stat_result, before: bytes) -> None:
+    """Raise Unfixable unless ``real`` still names the file opened as ``original``, with the size, time
+    and bytes it had (``before``)."""
+    now = os.stat(real)
+    original.seek(0)
+    identity = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns)
+    if identity != (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns) or (
+        original.read(len(before) + 1) != before
+    ):
         raise Unfixable("it changed while being fixed; nothing written")
-    folder, name = os.path.split(real)
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".fix")
-    except OSError as error:
-        raise Unfixable(_reason(error)) from None
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(after)
-        os.chmod(temporary, mode)
-        os.replace(temporary, real)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise Unfixable(_reason(error)) from None

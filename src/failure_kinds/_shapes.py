@@ -58,9 +58,11 @@ def trigger_words(fields: Iterable[str]) -> tuple[bytes, ...]:
 
 def kind_uses(
     tree: ast.Module, source: bytes, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
-) -> list[ast.Constant | MissingName]:
+) -> tuple[list[ast.Constant | MissingName], set[ast.Constant]]:
     """Every string literal standing where a kind goes, and every constant name read from the package
-    or its enum that it lacks (``names``: the names the package and the enum have), in no set order."""
+    or its enum that it lacks (``names``: the names the package and the enum have), in no set order; and
+    the literals among them that code reads a kind against (comparisons, ``in`` tests, ``case``
+    patterns), where a rewrite would stop the code matching older data."""
     walk = _Walk(tree, fields, names)
     statements = tree.body
     if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
@@ -128,6 +130,7 @@ class _Walk:
         self.package_names, self.enum_names = names
         self.constants = _module_constants(tree)
         self.found: list[ast.Constant | MissingName] = []
+        self.reads: set[ast.Constant] = set()
         # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type:
         # they count in comparisons and cases, never in assignments).
         self.kind_names: set[str] = set()
@@ -279,12 +282,12 @@ class _Walk:
             elif node_type is ast.MatchMapping:
                 assert isinstance(node, ast.MatchMapping)
                 for pattern in self.under_fields(node.keys, node.patterns):
-                    found.extend(self.case_strings(pattern))
+                    self.read(self.case_strings(pattern))
             elif node_type is ast.MatchClass:
                 assert isinstance(node, ast.MatchClass)
                 for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
                     if attribute in fields:
-                        found.extend(self.case_strings(pattern))
+                        self.read(self.case_strings(pattern))
             elif node_type is ast.Import:
                 assert isinstance(node, ast.Import)
                 for alias in node.names:
@@ -383,23 +386,29 @@ class _Walk:
             elif isinstance(current, ast.MatchAs) and current.pattern is not None:
                 pending.append(current.pattern)
 
-    def finish(self) -> list[ast.Constant | MissingName]:
+    def read(self, literals: Iterable[ast.Constant]) -> None:
+        """Add ``literals`` that code compares a kind with."""
+        for literal in literals:
+            self.found.append(literal)
+            self.reads.add(literal)
+
+    def finish(self) -> tuple[list[ast.Constant | MissingName], set[ast.Constant]]:
         found = self.found
         for comparison in self.comparisons:
             operands = [comparison.left, *comparison.comparators]
             for operator, left, right in zip(comparison.ops, operands, operands[1:], strict=False):
                 if isinstance(operator, ast.Eq | ast.NotEq):
                     if self.holds_kind(left):
-                        found.extend(self.strings(right))
+                        self.read(self.strings(right))
                     elif self.holds_kind(right):
-                        found.extend(self.strings(left))
+                        self.read(self.strings(left))
                 elif (
                     isinstance(operator, ast.In | ast.NotIn)
                     and self.holds_kind(left)
                     and isinstance(right, ast.Tuple | ast.List | ast.Set)
                 ):
                     for element in right.elts:
-                        found.extend(self.strings(element))
+                        self.read(self.strings(element))
         for alternative in self.alternatives:
             if any(self.holds_kind(value) for value in alternative.values):
                 for value in alternative.values:
@@ -411,7 +420,7 @@ class _Walk:
         for match in self.matches:
             if self.holds_kind(match.subject):
                 for case in match.cases:
-                    found.extend(self.case_strings(case.pattern))
+                    self.read(self.case_strings(case.pattern))
         for read in self.constant_reads:
             owner = read.value
             assert isinstance(owner, ast.Name)
@@ -425,7 +434,7 @@ class _Walk:
                 # At the name itself, which ends the attribute expression.
                 column = (read.end_col_offset or 0) - len(read.attr)
                 found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
-        return found
+        return found, self.reads
 
 
 def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:

@@ -15,6 +15,7 @@ the answer is difflib's own over every candidate.
 import difflib
 import re
 from bisect import bisect_left
+from functools import cache
 
 import failure_kinds._runtime as _runtime
 
@@ -32,6 +33,9 @@ _NEAR = 4
 SHORT_LIST = 12 * _NEAR
 # How many candidate sets keep their index.
 _KEPT = 8
+# A domain with a single kind (verifier: verifier_error) names every failure of its layer, so a value of
+# that domain gets it at a lower similarity than difflib's 0.8, though not whatever follows the domain.
+SOLE_KIND_CUTOFF = 0.5
 
 # How the upstream module's warning for an unregistered value ends. Ours begins and ends with its words,
 # our suggestion between them, so a log alert written against the upstream module still matches.
@@ -160,7 +164,34 @@ def suggest(name: object) -> "str | None":
     text = _runtime.plain(name)
     if text is None or len(text) > LIMIT:
         return None
-    return closest(text, _runtime.REGISTERED)
+    found = closest(text, _runtime.REGISTERED)
+    domain = _domain_kinds(text)
+    if not domain or found in domain:
+        return found
+    # A name's domain is the layer that observed the failure: a value that begins with one most likely
+    # means a kind of that layer (verifier_unavailable, verifier_error), not a look-alike of another's
+    # (provider_unavailable). A list, not a tuple: these small sets must not take a kept index's place.
+    same = closest(text, list(domain))
+    if same is None and len(domain) == 1:
+        ratio = difflib.SequenceMatcher(None, normal(text), domain[0]).ratio()
+        same = domain[0] if ratio >= SOLE_KIND_CUTOFF else None
+    return same if same is not None else found
+
+
+def _domain_kinds(text: str) -> "tuple[str, ...]":
+    """The registered kinds of the domain ``text`` begins with (its first word, with more after it)."""
+    first, separator, rest = normal(text).partition("_")
+    return _by_domain().get(first, ()) if separator and rest else ()
+
+
+@cache
+def _by_domain() -> "dict[str, tuple[str, ...]]":
+    from failure_kinds import FailureKind
+
+    grouped: dict[str, list[str]] = {}
+    for kind in FailureKind:
+        grouped.setdefault(kind.domain, []).append(kind.value)
+    return {domain: tuple(kinds) for domain, kinds in grouped.items()}
 
 
 def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> "str | None":

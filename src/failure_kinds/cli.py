@@ -309,14 +309,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--fix",
         action="store_true",
         help="rewrite the literals of older labels that have a single replacement (FK004), nothing else, "
-        "printing each change as PATH:LINE:COL OLD -> NEW, then the findings left; every position printed "
-        "is in the rewritten file; the rest of the file stays byte for byte",
+        "where code writes a kind (not where it compares with one), printing each change as "
+        "PATH:LINE:COL OLD -> NEW, then the findings left; every position printed is in the rewritten "
+        "file; the rest of the file stays byte for byte",
     )
     fixing.add_argument(
         "--diff",
         action="store_true",
         help="print what --fix would change as a unified diff, writing nothing; the diff is the whole "
         "output (no findings, whatever --format says)",
+    )
+    lint.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, rewrite older labels where code reads a kind too (comparisons, in "
+        "tests, case patterns), which stops it matching older data",
     )
     add_config_option(lint)
     lint.set_defaults(run="lint")

@@ -211,14 +211,16 @@ def lint_paths(
     fields: Sequence[str] = DEFAULT_FIELDS,
     namespaces: Mapping[str, Collection[str]] | None = None,
     notes: list[str] | None = None,
+    *,
+    unsafe_fixes: bool = False,
 ) -> tuple[list[Finding], list[str]]:
     """Findings for every file under ``paths``, and what could not be read (``path: reason``), in the
     order met. ``namespaces`` maps each declared server to its kinds (FK003); None declares nothing.
 
     Each file is read once, at the first path naming it. What is left out is not an error but is said,
     once each, in ``notes``: how many entries of the directories walked were not regular files, and how
-    many paths named a file already read."""
-    checker = Checker(fields, namespaces)
+    many paths named a file already read. ``unsafe_fixes`` is the Checker's."""
+    checker = Checker(fields, namespaces, unsafe_fixes=unsafe_fixes)
     findings: list[Finding] = []
     unreadable: list[str] = []
     seen: set[tuple[int, int]] = set()
@@ -264,8 +266,12 @@ class Checker:
         self,
         fields: Sequence[str] = DEFAULT_FIELDS,
         namespaces: Mapping[str, Collection[str]] | None = None,
+        *,
+        unsafe_fixes: bool = False,
     ) -> None:
+        """``unsafe_fixes`` gives a fix to older labels that code reads a kind against too."""
         self.fields = frozenset(fields)
+        self.unsafe_fixes = unsafe_fixes
         self.namespaces = (
             {server: frozenset(kinds) for server, kinds in namespaces.items()} if namespaces else None
         )
@@ -304,11 +310,12 @@ class Checker:
         columns = Columns(source)
         # A module constant used as a kind twice is one literal, reported once.
         seen: set[int] = set()
-        for use in kind_uses(tree, source, self.fields, self.names):
+        uses, reads = kind_uses(tree, source, self.fields, self.names)
+        for use in uses:
             if id(use) in seen:
                 continue
             seen.add(id(use))
-            finding = self.judge(use, path, columns)
+            finding = self.judge(use, path, columns, read=isinstance(use, ast.Constant) and use in reads)
             if finding is not None:
                 findings.append(finding)
         findings.sort(key=Finding.sort_key)
@@ -351,7 +358,9 @@ class Checker:
             message += f"; did you mean {hint!r}?"
         return "FK001", message, None
 
-    def judge(self, use: ast.Constant | MissingName, path: str, columns: Columns) -> Finding | None:
+    def judge(
+        self, use: ast.Constant | MissingName, path: str, columns: Columns, *, read: bool = False
+    ) -> Finding | None:
         verdict: tuple[str, str, str | None] | None
         if isinstance(use, MissingName):
             verdict = self.missing_verdict(use)
@@ -366,7 +375,9 @@ class Checker:
         if _suppressed(columns.raw_line(line_number), code):
             return None
         fix = None
-        if replacement is not None and isinstance(use, ast.Constant):
+        if replacement is not None and read and not self.unsafe_fixes:
+            message += f"; {UNSAFE}"
+        elif replacement is not None and isinstance(use, ast.Constant):
             end_line, end_offset = use.end_lineno or line_number, use.end_col_offset or 0
             fix = Fix(line_number, use.col_offset, end_line, end_offset, str(use.value), replacement)
         column = columns.column(line_number, use.col_offset)
@@ -412,4 +423,5 @@ def _suppressed(line: bytes, code: str) -> bool:
     codes = match.group("codes")
     if codes is None:
         return True
-    return code.encode() in re.split(rb"[,\s]+", codes.upper())
+    listed = re.split(rb"[,\s]+", codes.upper())
+    return code.encode() in listed or _REDIRECTS.get(code) in listed

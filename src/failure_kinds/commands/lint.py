@@ -34,12 +34,15 @@ def run(arguments: argparse.Namespace) -> int:
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     notes: list[str] = []
-    findings, unreadable = lint.lint_paths(arguments.paths, fields, config.namespaces, notes)
+    unsafe = arguments.unsafe_fixes
+    findings, unreadable = lint.lint_paths(
+        arguments.paths, fields, config.namespaces, notes, unsafe_fixes=unsafe
+    )
     changed = False
     if arguments.fix or arguments.diff:
-        checker = lint.Checker(fields, config.namespaces)
+        checker = lint.Checker(fields, config.namespaces, unsafe_fixes=unsafe)
         text = arguments.format == "text"
-        findings, changed = _fix(checker, findings, unreadable, write=arguments.fix, text=text)
+        findings, changed = _fix(checker, findings, unreadable, notes, write=arguments.fix, text=text)
     if arguments.diff:
         pass  # the diff is the whole output, as it can be applied with patch
     elif arguments.format == "json":
@@ -60,10 +63,17 @@ def run(arguments: argparse.Namespace) -> int:
 
 
 def _fix(
-    checker: Checker, findings: list[Finding], unreadable: list[str], *, write: bool, text: bool
+    checker: Checker,
+    findings: list[Finding],
+    unreadable: list[str],
+    notes: list[str],
+    *,
+    write: bool,
+    text: bool,
 ) -> tuple[list[Finding], bool]:
     """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left, and whether
-    anything was (or would be) changed. Each file is read again and linted from those very bytes, so a
+    anything was (or would be) changed. A file that cannot be fixed safely is left alone, with a note
+    saying why, and keeps its findings. Each file is read again and linted from those very bytes, so a
     fix is never applied to text it was not computed on; a rewritten file is linted once more, so what
     is left is reported where it now is, not where it was before the rewrite."""
     import failure_kinds._fix as fixing
@@ -89,15 +99,16 @@ def _fix(
             if applied and write:
                 fixing.replace_file(path, before, after)
             elif applied:
-                write_output(fixing.unified_diff(path, before, after))
+                _write_bytes(fixing.unified_diff(path, before, after))
         except fixing.Unfixable as error:
-            unreadable.append(f"{shown}: not fixed: {error}")
+            notes.append(f"{shown}: not fixed: {error}")
             relinted[path] = current
             continue
         if not applied:
             relinted[path] = current
             continue
         changed = True
+            changed = True
         if write:
             relinted[path] = checker.check_source(after, path)
             report = "".join(f"{change}\n" for change in _changes(shown, before, applied))
@@ -121,6 +132,25 @@ def _changes(shown: str, before: bytes, applied: list[Fix]) -> Iterator[str]:
     """``PATH:LINE:COL OLD -> NEW`` for each fix applied, at the column where the new literal is: an
     earlier literal rewritten on the same line moves it by the difference of their lengths."""
     from failure_kinds._columns import Columns
+
+def _write_bytes(data: bytes) -> None:
+    """``data`` on stdout as it is: a diff is in each file's own encoding, which no text stream speaks."""
+    import sys
+
+    from failure_kinds._streams import BROKEN_PIPE, lose_output, output_lost, reason
+
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None or output_lost() is not None:  # a test's capture, or a reader gone
+        write_output(data.decode("utf-8", "surrogateescape"))
+        return
+    try:
+        sys.stdout.flush()
+        buffer.write(data)
+        buffer.flush()
+    except (OSError, ValueError) as error:
+        broken = isinstance(error, BrokenPipeError)
+        lose_output(BROKEN_PIPE if broken else f"cannot write to standard output: {reason(error)}")
+
 
     columns = Columns(before)
     moved: dict[int, int] = {}
