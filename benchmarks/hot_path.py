@@ -45,8 +45,8 @@ STRAIGHTFORWARD_GOALS = {"namespaced": 3.0, "reported": 3.0}
 # The server and kinds measure() declares, as an environment does at import.
 DECLARED_SERVER, DECLARED_KINDS = "swe_env", ("patch_apply_failed", "test_collection_error")
 # What the bare function accepts: the vocabulary and those declared kinds, so that it gives every path the
-# answer ours does. Over the vocabulary alone a declared value would miss, and here a miss costs about
-# 12 ns less than a hit, which compares the text (a value is never the object its kind was declared as).
+# answer ours does. Over the vocabulary alone a declared value would miss, and a miss costs less than a
+# hit, which compares the text (a value is never the object its kind was declared as).
 ACCEPTED = FAILURE_KINDS | {f"{DECLARED_SERVER}:{kind}" for kind in DECLARED_KINDS}
 
 

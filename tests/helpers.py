@@ -102,8 +102,8 @@ def in_process(
     it: in ``cwd``, with ``env`` added to the environment, ``stdin`` as standard input and UTF-8 standard
     streams, and the runtime's declarations and reports as a new process has them, put back afterwards.
 
-    A subprocess costs about 0.13 s of CPU (the interpreter and the command's imports); the suite ran
-    some 900 of them on each Python, and this saves most of that time."""
+    A subprocess pays for a new interpreter and the command's imports each time; the suite ran some 900
+    of them on each Python, and this saves most of that time."""
     import io
     import signal
 
@@ -155,7 +155,7 @@ def command(*arguments: str) -> list[str]:
 
 # `make test` runs the whole suite on the first supported Python with every property's full number of
 # examples, and sets this variable for the others: there they add an interpreter, not inputs, and run a
-# quarter of the examples (at least ten), which took a third off those runs' time.
+# quarter of the examples (at least ten), which shortens those runs by much of their time.
 FEWER_EXAMPLES = "FAILURE_KINDS_FEWER_EXAMPLES"
 
 
@@ -167,8 +167,8 @@ def examples(count: int) -> int:
 def fresh_environment(folder: Path) -> Path:
     """A new virtual environment of the Python running the tests, with pip; its bin directory.
 
-    Made by virtualenv where it is installed (`make test` installs it): it links a pip it keeps, about
-    0.4 s, where `python -m venv` installs pip anew each time, about 6 s here. Without it, by venv."""
+    Made by virtualenv where it is installed (`make test` installs it): it links a pip it keeps, where
+    `python -m venv` installs pip anew each time, many times slower. Without it, by venv."""
     maker = ["virtualenv", "--quiet"] if importable("virtualenv") else ["venv"]
     subprocess.run([sys.executable, "-m", *maker, str(folder)], check=True)
     return folder / "bin"

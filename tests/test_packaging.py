@@ -59,7 +59,7 @@ def stubtest_errors(
     wheel_install: WheelInstall, tmp_path_factory: pytest.TempPathFactory
 ) -> set[tuple[str, str]]:
     """What stubtest reports without the allowlist, as (name, problem) pairs: one run (it analyses the
-    package and pydantic afresh each time, about 15 s) serves both tests below."""
+    package and pydantic afresh each time, a slow step) serves both tests below."""
     output = run_stubtest(wheel_install, tmp_path_factory.mktemp("stubtest"))
     return set(re.findall(r"^error: (\S+) (.+)$", output, flags=re.MULTILINE))
 
