@@ -72,9 +72,9 @@ python_for = $(shell if command -v pyenv >/dev/null 2>&1 && pyenv latest $(1) >/
 extras_for = $(if $(filter $(FIRST),$(1)),dev,test)
 
 # The test environments are installed by uv, which fetches in parallel and links every package from one
-# cache shared by the three: about 12 s an environment here, where pip took 50. Each keeps pip, since the
+# cache shared by the three, several times faster than pip here. Each keeps pip, since the
 # tests run the documented pip commands with it. Bytecode is compiled as pip compiles it: without it, each
-# of Ray's worker processes compiled Ray again, and the Ray tests took three times as long.
+# of Ray's worker processes compiled Ray again, and the Ray tests were much slower.
 $(VENV)/%/installed: pyproject.toml $(UV)
 	rm -rf $(VENV)/$*
 	$(call python_for,$*) -m venv $(VENV)/$*

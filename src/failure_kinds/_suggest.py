@@ -94,7 +94,7 @@ class _Index:
 
 def _spelled_backwards(names: "tuple[str, ...]") -> "list[str]":
     """Each of ``names`` (normal forms: no line ends) spelled backwards, in the opposite order. One
-    reversal of them all joined: 30,000 names in about 1 ms, where a slice of each took 5."""
+    reversal of them all joined, where a slice of each would slow a declaration of thousands of names."""
     return "\n".join(names)[::-1].split("\n") if names else []
 
 
