@@ -152,7 +152,7 @@ def test_validation_page_quotes_the_unregistered_warnings_as_logged() -> None:
 @pytest.fixture(scope="session")
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for every recipe this process checks (under pytest-xdist each worker has its own):
-    with a fresh one per run, mypy read the standard library's stubs again for each, a slow start each time."""
+    with a fresh one per run, mypy read the standard library's stubs again for each, a slow start a run."""
     return tmp_path_factory.mktemp("mypy_cache")
 
 
