@@ -41,7 +41,7 @@ test: environments
 
 # The environments are built side by side: most of an install is waiting for the package index.
 environments:
-	$(MAKE) --no-print-directory -j $(words $(PYTHONS)) $(PYTHONS:%=$(VENV)/%/installed) $(SARIF_VALIDATOR)
+	$(MAKE) --no-print-directory -j $(words $(PYTHONS)) $(PYTHONS:%=$(VENV)/%/installed)
 
 # Measurements against their baselines; see benchmarks/run.py. The quick run only checks they run.
 # Generated inputs are cached in build/bench/, which make clean removes.
@@ -80,13 +80,6 @@ $(VENV)/%/installed: pyproject.toml $(UV)
 	$(call python_for,$*) -m venv $(VENV)/$*
 	$(UV) pip install --quiet --compile-bytecode --python $(VENV)/$*/bin/python \
 		--upgrade pip --editable '.[$(call extras_for,$*)]'
-	touch $@
-
-# Microsoft's SARIF validator, which tests/test_sarif.py runs on `lint --format sarif` output: a .NET
-# binary in an npm package, installed into .venv/npm beside the other npm tools the tests use.
-SARIF_VALIDATOR := $(VENV)/npm/sarif-multitool-installed
-$(SARIF_VALIDATOR):
-	npm install --prefix $(VENV)/npm --silent @microsoft/sarif-multitool@5.7.0
 	touch $@
 
 # uv itself, from the package index, in an environment of its own.

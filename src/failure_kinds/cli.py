@@ -299,10 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.add_argument(
         "--format",
-        choices=["text", "json", "github", "sarif"],
+        choices=["text", "json", "github"],
         default="text",
-        help="text (default), json, github: GitHub Actions workflow commands, which show each finding "
-        "on the pull request, or sarif: a SARIF 2.1.0 log for GitHub code scanning",
+        help="text (default), json, or github: GitHub Actions workflow commands, which show each finding "
+        "on the pull request",
     )
     fixing = lint.add_mutually_exclusive_group()
     fixing.add_argument(
