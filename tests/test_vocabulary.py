@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import pickle
+import pkgutil
 import re
 import subprocess
 import sys
@@ -14,7 +16,7 @@ import pytest
 from helpers import deprecated, warnings_of
 
 import failure_kinds
-from failure_kinds import FailureKind, _runtime
+from failure_kinds import FailureKind, FailureKindsError
 
 # Written out from the API document on purpose: the enum must reproduce it, not define it.
 SEED = {
@@ -68,22 +70,6 @@ def test_failure_kinds_is_frozenset_of_plain_values() -> None:
     assert all(type(value) is str for value in failure_kinds.FAILURE_KINDS)
 
 
-def test_private_patterns_keep_spec_meaning() -> None:
-    assert failure_kinds._NAME_PATTERN.pattern == "[a-z][a-z0-9_]*"
-    assert failure_kinds._NAMESPACED_PATTERN.pattern == "[a-z][a-z0-9_]*:[a-z][a-z0-9_]*"
-    assert failure_kinds.logger.name == "failure_kinds"
-    assert isinstance(failure_kinds._WARNED_UNKNOWN, set)
-
-
-def test_member_is_str_and_equal_to_value() -> None:
-    member = FailureKind.TRANSPORT_TIMEOUT
-    assert isinstance(member, str)
-    assert member == "transport_timeout"
-    assert str(member) == "transport_timeout"
-    assert f"{member}" == "transport_timeout"
-    assert FailureKind("transport_timeout") is member
-
-
 @pytest.mark.parametrize("kind", list(FailureKind))
 def test_every_member_has_one_line_description(kind: FailureKind) -> None:
     description = kind.description
@@ -119,6 +105,37 @@ def test_any_failure_kind_is_union_of_both() -> None:
         failure_kinds.FailureKindName,
         failure_kinds.NamespacedFailureKind,
     }
+
+
+# Raised and caught inside the package, never reaching a caller: each stays its own, plain Exception.
+INTERNAL_EXCEPTIONS = {
+    "failure_kinds.audit.errors.WideText",  # stored on the input it was found in, shown as its read error
+    "failure_kinds.audit.parquet._AmbiguousColumn",  # caught where the column is looked up, shown as an error
+    "failure_kinds.lint._Unreadable",  # caught by every caller of lint.read_source, shown as one line
+}
+
+
+def test_every_exception_the_package_raises_on_purpose_derives_from_its_base() -> None:
+    found: dict[str, type] = {}
+    for module in pkgutil.walk_packages(failure_kinds.__path__, "failure_kinds."):
+        missing = None
+        try:
+            namespace = vars(importlib.import_module(module.name))
+        except ImportError as error:  # an optional extra that is missing: its module defines none
+            missing, namespace = error.name or "", {}
+        assert missing is None or not missing.startswith("failure_kinds"), module.name
+        errors = [
+            value for value in namespace.values() if isinstance(value, type) and issubclass(value, Exception)
+        ]
+        found |= {f"{error.__module__}.{error.__qualname__}": error for error in errors}
+    ours = {name: error for name, error in found.items() if name.startswith("failure_kinds.")}
+    assert len(ours) > len(INTERNAL_EXCEPTIONS) + 5  # the walk found the package's errors
+    assert {
+        name for name, error in ours.items() if not issubclass(error, FailureKindsError)
+    } == INTERNAL_EXCEPTIONS
+    from failure_kinds.config import ConfigError
+
+    assert issubclass(ConfigError, ValueError)  # as it was before the base was added
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:
@@ -203,12 +220,10 @@ def test_each_kind_records_the_release_it_first_appeared_in() -> None:
         **dict.fromkeys(SEED, "0.1.0"),
         **dict.fromkeys(LATER, "0.3.0"),
     }
-    assert failure_kinds.__version__ == "0.3.0"
 
 
 def test_no_kind_is_deprecated_today() -> None:
     assert [kind for kind in FailureKind if kind.replaced_by is not None] == []
-    assert _runtime.DEPRECATED == {}
 
 
 def test_a_deprecated_kind_stays_registered_and_names_its_replacement(
@@ -218,7 +233,6 @@ def test_a_deprecated_kind_stays_registered_and_names_its_replacement(
         assert kind.replaced_by is FailureKind.SESSION_EXPIRED
         assert failure_kinds.is_registered("session_lost")
         assert "session_lost" in failure_kinds.FAILURE_KINDS
-        assert _runtime.category("session_lost") == "registered"
         assert failure_kinds.metric_label("session_lost") == "session_lost"  # its own series goes on
         with caplog.at_level(logging.WARNING):
             for _ in range(10):
@@ -264,13 +278,6 @@ def test_the_stage_enum_sits_beside_the_alias() -> None:
     stage = failure_kinds.Stage
     assert [member.value for member in stage] == list(STAGES)
     assert [member.name for member in stage] == [value.upper() for value in STAGES]
-    assert stage("agent") is stage.AGENT
-    assert stage.AGENT == "agent"
-    assert isinstance(stage.AGENT, str)
-    assert json.dumps({"stage": stage.SEED}) == '{"stage": "seed"}'
-    assert pickle.loads(pickle.dumps(stage.CLEANUP)) is stage.CLEANUP
-    # Admission comes before seed: the order an episode runs in.
-    assert list(stage).index(stage.ADMISSION) < list(stage).index(stage.SEED)
 
 
 def test_every_stage_has_a_distinct_one_line_description() -> None:
