@@ -62,6 +62,7 @@ def test_module_constant_is_plain_str_with_spec_value(name: str, value: str) -> 
     assert constant == value
     assert type(constant) is str
     assert FailureKind[name] == constant
+    assert str(FailureKind[name]) == f"{FailureKind[name]}" == value  # a member prints as its value
 
 
 def test_failure_kinds_is_frozenset_of_plain_values() -> None:
