@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from failure_kinds import lint
 from failure_kinds.cli import main
+from failure_kinds.commands.lint import github_command
 
 
 def refuse(monkeypatch: pytest.MonkeyPatch, *refused: Path) -> None:
@@ -559,6 +560,23 @@ def test_file_names_are_shown_escaped(tmp_path: Path) -> None:
     assert "\\x1b" in result.stdout
     assert "\\n" in result.stdout
     assert "\\udce9" in result.stdout or "\\xe9" in result.stdout
+
+
+def test_github_commands_name_the_file_itself_escaped_by_githubs_rules(tmp_path: Path) -> None:
+    # GitHub's workflow-command rules: %, CR and LF in the message; those and ":" and "," in a property.
+    # The runner decodes them, so a name with a line break must arrive as %0A, not display-escaped.
+    for name in ("n\nl.py", "c\rr,1:2%.py"):
+        (tmp_path / name).write_text('row = {"failure_kind": "bad"}\n')
+    result = run("--format", "github", ".", cwd=tmp_path)
+    assert result.stdout == (
+        "::error file=./c%0Dr%2C1%3A2%25.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
+        "::error file=./n%0Al.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
+    )
+    parser = lint.Finding("a.py", 1, 1, "FK000", "cannot parse: 50%\r\nof \x1b[2J")
+    assert (
+        github_command(parser)
+        == "::error file=a.py,line=1,col=1,title=FK000::cannot parse: 50%25%0D%0Aof \\x1b[2J\n"
+    )
 
 
 # Configuration through the command

@@ -171,13 +171,11 @@ def test_github_commands_round_trip_through_the_runners_escaping(path: str, mess
     finding = lint.Finding(path, 7, 3, "FK004", message)
     properties, text = parse_command(github_command(finding))
     assert (properties["line"], properties["col"], properties["title"]) == ("7", "3", "FK004")
-    if path.isprintable():
-        assert properties["file"] == path
-    if message.isprintable():
+    assert properties["file"] == path
+    if message.replace("\r", "").replace("\n", "").isprintable():
         assert text == message
     else:
-        assert "\n" not in text
-        assert "\r" not in text
+        assert text.replace("\r", "").replace("\n", "").isprintable()
 
 
 def test_the_command_prints_github_commands(tmp_path: Path) -> None:

@@ -299,10 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.add_argument(
         "--format",
-        choices=["text", "json", "github"],
+        choices=["text", "json", "github", "sarif"],
         default="text",
-        help="text (default), json, or github: GitHub Actions workflow commands, which show each finding "
-        "on the pull request",
+        help="text (default), json, github: GitHub Actions workflow commands, which show each finding "
+        "on the pull request, or sarif: a SARIF 2.1.0 log for GitHub code scanning",
     )
     fixing = lint.add_mutually_exclusive_group()
     fixing.add_argument(
@@ -355,22 +355,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser(
         "export",
-        help="write the vocabulary as JSON, a JSON Schema for a kind's value, TypeScript or Go",
+        help="write the vocabulary as JSON, or a JSON Schema for a kind's value",
         description="Write the vocabulary as data: with --format json the package version, every kind "
         "(value, constant name, domain, description, the version it first appeared in, its replacement when "
         "deprecated), the older labels, the stages and, when a configuration is found, the declared "
         "namespaces; with --format jsonschema a JSON Schema (2020-12) that accepts exactly the values the "
         "runtime accepts silently: registered kinds, declared namespaced kinds and well-formed namespaced "
-        "kinds of servers that declare nothing; with --format typescript or go a module of constants, types "
-        "and checks of the registered and the declared kinds, for services in those languages.",
+        "kinds of servers that declare nothing.",
         epilog="Exit 0, or 2 on a usage error or a malformed configuration.",
     )
-    export.add_argument(
-        "--format",
-        choices=["json", "jsonschema", "typescript", "go"],
-        default="json",
-        help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source",
-    )
+    export.add_argument("--format", choices=["json", "jsonschema"], default="json", help="output format")
     add_config_option(export)
     export.set_defaults(run="export")
 

@@ -13,14 +13,7 @@ constant in capitals assigned a literal. Names and attributes annotated in the s
 reported. A constant name read from ``failure_kinds`` or its ``FailureKind`` that it lacks is reported
 too when it misspells a kind's constant or names an older label (``fk.AGENT_TIMOUT``, ``fk.PEER_DROP``).
 
-Codes:
-    FK000  the file could not be linted: it does not parse, is nested too deeply, is too large or
-           declares an unknown encoding
-    FK001  unregistered failure kind, or a misspelled constant of one
-    FK002  looks namespaced (contains ":") but is not <server>:<kind>
-    FK003  a kind of a declared namespace that the declaration does not list
-    FK004  an older label: the message names its replacement, or says it has none
-    FK005  a deprecated kind: the message names its replacement
+The codes it reports, and what each means, are in CODES.
 
 Only regular files are read, each up to SIZE_LIMIT bytes, and each once: a file that several paths name
 (a symbolic or hard link beside its target, one path twice) is read at the first of them.
@@ -55,6 +48,56 @@ SIZE_LIMIT: Final = 8 * 1024 * 1024
 _PATH_LIMIT: Final = 1000
 # A literal in a message is cut to this many characters.
 _SHOWN_LIMIT: Final = 200
+
+
+class Code(NamedTuple):
+    """What a finding's code means: in a phrase, then what to do about it, and how serious it is (SARIF's
+    level: an error, or a warning for a name that still works but is on its way out)."""
+
+    summary: str
+    advice: str
+    level: str
+
+
+# Every code the lint reports. The command's SARIF output lists them as its rules from here.
+CODES: Final = {
+    "FK000": Code(
+        "the file could not be linted",
+        "It does not parse, is nested too deeply for the Python parser, is larger than 8 MiB or declares an "
+        "unknown encoding; the other files are still linted. Correct what the message names, or leave the "
+        "file out of the paths linted.",
+        "error",
+    ),
+    "FK001": Code(
+        "unregistered failure kind, or a misspelled constant of one",
+        "A string used as a failure kind is neither a registered kind nor a namespaced <server>:<kind>, or "
+        "a constant read from failure_kinds does not exist. Write the kind the message suggests, or "
+        "namespace a kind of your own.",
+        "error",
+    ),
+    "FK002": Code(
+        'looks namespaced (contains ":") but is not <server>:<kind>',
+        "A namespaced kind is <server>:<kind>, each part [a-z][a-z0-9_]*. Write it in that shape.",
+        "error",
+    ),
+    "FK003": Code(
+        "a kind of a declared namespace that the declaration does not list",
+        "The server declares its kinds in [tool.failure-kinds.namespaces]. Write one of them (the message "
+        "suggests the closest), or add the kind to the declaration.",
+        "error",
+    ),
+    "FK004": Code(
+        "an older label: the message names its replacement, or says it has none",
+        "The label is one of the older registry's. Write the replacement the message names (failure-kinds "
+        "lint --fix rewrites the literals it can), or choose the kind that fits when there is none.",
+        "warning",
+    ),
+    "FK005": Code(
+        "a deprecated kind: the message names its replacement",
+        "The kind still validates but is on its way out. Write the replacement the message names.",
+        "warning",
+    ),
+}
 
 # What FK004 adds for a label that code reads a kind against, which --fix leaves without --unsafe-fixes.
 UNSAFE: Final = (

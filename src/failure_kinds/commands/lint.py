@@ -1,5 +1,6 @@
 """``failure-kinds lint``: misspelled failure kinds in Python source, found by :mod:`failure_kinds.lint`,
-shown as text, JSON or GitHub Actions workflow commands; ``--fix`` and ``--diff`` rewrite older labels."""
+shown as text, JSON, GitHub Actions workflow commands or SARIF (:mod:`failure_kinds._sarif`); ``--fix``
+and ``--diff`` rewrite older labels."""
 
 from __future__ import annotations
 
@@ -49,6 +50,10 @@ def run(arguments: argparse.Namespace) -> int:
         write_output(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")
     elif arguments.format == "github":
         write_output("".join(github_command(finding) for finding in findings))
+    elif arguments.format == "sarif":
+        from failure_kinds._sarif import log
+
+        write_output(json.dumps(log(findings), indent=2) + "\n")
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
     for note in notes:
@@ -161,18 +166,19 @@ def _changes(shown: str, before: bytes, applied: list[Fix]) -> Iterator[str]:
 
 
 def github_command(finding: Finding) -> str:
-    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as the runner reads it."""
-    import failure_kinds.lint as lint
-
+    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped exactly as GitHub documents:
+    ``%``, CR and LF in the message, those and ``:`` and ``,`` in a property. The runner decodes them, so
+    the ``file`` property is the path itself (a name holding a line break included), or the annotation
+    would point at a file that does not exist."""
     message = finding.message
     if not message.isprintable():
         from failure_kinds._display import escape
 
-        message = escape(message)
-    properties = (
-        f"file={_property(lint.shown_path(finding.path))},line={finding.line},col={finding.col},"
-        f"title={_property(finding.code)}"
-    )
+        # A line break is GitHub's to encode; any other character that is not printable (a terminal
+        # escape quoted from a parser message) would reach the log raw, so it is shown escaped.
+        message = "".join(character if character in "\r\n" else escape(character) for character in message)
+    place = f"line={finding.line},col={finding.col}"
+    properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
     return f"::error {properties}::{_data(message)}\n"
 
 
