@@ -1,0 +1,182 @@
+"""failure-kinds export --format typescript|go, compiled by the real compilers with the user code that
+docs/stack.md shows: it compiles and prints what the page says, and with its misspelled kind uncommented
+that kind is the one error. `make test` installs tsc (npm typescript, in .venv/npm) and Debian's Go."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, deprecated, run_cli
+
+from failure_kinds import FailureKind, __version__
+
+# tsc where `make test` installs it, else on PATH; node runs what it emits (npm needs node anyway).
+NPM_TSC = ROOT / ".venv" / "npm" / "node_modules" / ".bin" / "tsc"
+TSC = str(NPM_TSC) if NPM_TSC.exists() else shutil.which("tsc")
+NODE, GO, GOFMT = shutil.which("node"), shutil.which("go"), shutil.which("gofmt")
+needs_tsc = pytest.mark.skipif(TSC is None or NODE is None, reason="needs tsc and node (make test installs)")
+needs_go = pytest.mark.skipif(GO is None or GOFMT is None, reason="needs go and gofmt (make test installs)")
+
+DECLARATION = '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed", "test_collection_error"]\n'
+# The page's commented-out misspelling and, on the next line, the error it must be.
+MISSPELLED = re.compile(r"^(?P<indent>[ \t]*)// (?P<code>.+)\n[ \t]*//   (?P<error>error.*)$", re.MULTILINE)
+PRINTED = re.compile(r"^[ \t]*// prints: (.*)$", re.MULTILINE)
+
+
+def recipe(language: str) -> str:
+    page = (ROOT / "docs" / "stack.md").read_text(encoding="utf-8")
+    (found,) = re.findall(
+        rf"<!-- {language} recipe:[^\n]*-->\n```{language}\n(.*?)```", page, flags=re.DOTALL
+    )
+    return found
+
+
+def uncommented(code: str) -> tuple[str, int, str]:
+    """``code`` with its misspelled line uncommented, that line's number and the error the page shows."""
+    (found,) = MISSPELLED.finditer(code)
+    line = code[: found.start()].count("\n") + 1
+    return (
+        code[: found.start()] + found["indent"] + found["code"] + code[found.end("code") :],
+        line,
+        found["error"],
+    )
+
+
+def export(folder: Path, language: str, declaration: str | None = DECLARATION) -> str:
+    if declaration is not None:
+        (folder / "pyproject.toml").write_text(declaration, encoding="utf-8")
+    result = run_cli("export", "--format", language, cwd=folder)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    return result.stdout
+
+
+def run(
+    command: list[str], folder: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+@needs_tsc
+def test_typescript_export_types_the_page_and_rejects_its_misspelling(tmp_path: Path) -> None:
+    assert TSC is not None
+    assert NODE is not None
+    (tmp_path / "failure_kinds.ts").write_text(export(tmp_path, "typescript"), encoding="utf-8")
+    code = recipe("typescript")
+    (tmp_path / "recipe.ts").write_text(code, encoding="utf-8")
+    options = [TSC, "--strict", "--pretty", "false"]
+    built = run(
+        [*options, "--module", "commonjs", "--outDir", "out", "failure_kinds.ts", "recipe.ts"], tmp_path
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    ran = run([NODE, "out/recipe.js"], tmp_path)
+    assert ran.stdout.splitlines() == PRINTED.findall(code), ran.stderr
+    broken, line, error = uncommented(code)
+    (tmp_path / "recipe.ts").write_text(broken, encoding="utf-8")
+    checked = run([*options, "--noEmit", "failure_kinds.ts", "recipe.ts"], tmp_path)
+    errors = [text for text in checked.stdout.splitlines() if ": error " in text]
+    assert len(errors) == 1, checked.stdout
+    assert re.fullmatch(rf"recipe\.ts\({line},\d+\): {re.escape(error)}", errors[0]), errors
+    assert "judge_faild" in error
+
+
+@pytest.fixture(scope="session")
+def go_environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Go's caches in a folder of the test run, and no network: the package must need no module."""
+    folder = tmp_path_factory.mktemp("go")
+    return {
+        **os.environ,
+        **{"GOPATH": str(folder / "path"), "GOCACHE": str(folder / "cache"), "GOFLAGS": "-mod=mod"},
+        **{"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOENV": "off", "GOWORK": "off", "CGO_ENABLED": "0"},
+    }
+
+
+def go_module(folder: Path, source: str, main: str | None) -> None:
+    (folder / "go.mod").write_text("module example.com/rollouts\n\ngo 1.19\n", encoding="utf-8")
+    (folder / "failurekinds").mkdir()
+    (folder / "failurekinds" / "failurekinds.go").write_text(source, encoding="utf-8")
+    if main is not None:
+        (folder / "main.go").write_text(main, encoding="utf-8")
+
+
+@needs_go
+def test_go_export_builds_the_page_and_rejects_its_misspelling(
+    tmp_path: Path, go_environment: dict[str, str]
+) -> None:
+    assert GO is not None
+    code = recipe("go")
+    go_module(tmp_path, export(tmp_path, "go"), code)
+    for step in (["vet", "./..."], ["build", "-o", "rollouts", "."]):
+        done = run([GO, *step], tmp_path, go_environment)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert run([str(tmp_path / "rollouts")], tmp_path).stdout.splitlines() == PRINTED.findall(code)
+    broken, line, error = uncommented(code)
+    (tmp_path / "main.go").write_text(broken, encoding="utf-8")
+    vetted = run([GO, "vet", "./..."], tmp_path, go_environment)
+    built = run([GO, "build", "./..."], tmp_path, go_environment)
+    # go vet words it by its version ("undefined: ..." or "JudgeFaild not declared by package ...").
+    vet_errors = re.findall(r"\./main\.go:(\d+):\d+: (.*)", vetted.stderr)
+    assert [number for number, message in vet_errors if "JudgeFaild" in message] == [str(line)], vetted.stderr
+    assert len(vet_errors) == 1, vetted.stderr
+    assert re.findall(r"^\./main\.go:(\d+):\d+: (.*)$", built.stderr, re.MULTILINE) == [
+        (str(line), error.removeprefix("error: "))
+    ], built.stderr
+
+
+@pytest.mark.parametrize(
+    "language", [pytest.param("typescript", marks=needs_tsc), pytest.param("go", marks=needs_go)]
+)
+def test_an_export_without_a_declaration_compiles(
+    language: str, tmp_path: Path, go_environment: dict[str, str]
+) -> None:
+    source = export(tmp_path, language, declaration=None)
+    if language == "typescript":
+        assert TSC is not None
+        (tmp_path / "failure_kinds.ts").write_text(source, encoding="utf-8")
+        checked = run([TSC, "--strict", "--noEmit", "--pretty", "false", "failure_kinds.ts"], tmp_path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        return
+    assert GO is not None
+    assert GOFMT is not None
+    go_module(tmp_path, source, main=None)
+    assert run([GOFMT, "-l", "failurekinds"], tmp_path).stdout == ""  # already as gofmt writes it
+    for step in (["vet", "./..."], ["build", "./..."]):
+        done = run([GO, *step], tmp_path, go_environment)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("language", ["typescript", "go"])
+def test_an_export_holds_every_kind_the_version_and_deprecations(language: str, tmp_path: Path) -> None:
+    with deprecated(FailureKind.AGENT_RUN_ERROR, FailureKind.AGENT_REQUEST_FAILED):
+        source = export(tmp_path, language)
+    quoted = [f'"{kind.value}"' for kind in FailureKind]
+    assert [source.index(value) for value in quoted] == sorted(source.index(value) for value in quoted)
+    assert f'"{__version__}"' in source
+    assert '"swe_env:test_collection_error"' in source
+    assert "Deprecated: use agent_request_failed." in source
+
+
+# (declaration, format, the constant two names would share)
+COLLISIONS = [
+    ('transport = ["timeout"]', "typescript", "TRANSPORT_TIMEOUT"),
+    ('transport = ["timeout"]', "go", "TransportTimeout"),
+    ('swe = ["env_lost"]\nswe_env = ["lost"]', "go", "SweEnvLost"),
+    ('is = ["registered"]', "go", "IsRegistered"),
+]
+
+
+@pytest.mark.parametrize(("declaration", "language", "constant"), COLLISIONS)
+def test_two_kinds_with_one_constant_are_a_usage_error(
+    declaration: str, language: str, constant: str, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.failure-kinds.namespaces]\n{declaration}\n")
+    result = run_cli("export", "--format", language, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert f"would both be named {constant}; rename one" in result.stderr
+    assert result.stderr.count("\n") == 1
