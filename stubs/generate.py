@@ -52,6 +52,10 @@ class FailureKind(enum.StrEnum):
 
 class FailureKindsError(Exception): ...
 
+# Each constant's type is its literal, spelled out: with a bare `Final = "cancelled"`, mypy gives a local
+# assigned from it (`kind = fk.CANCELLED`) the type str, which no field annotated as a kind accepts.
+# ruff's PYI064 would shorten the annotation back to that bare Final.
+# ruff: noqa: PYI064
 {constants}
 
 FAILURE_KINDS: Final[frozenset[str]]
@@ -106,7 +110,7 @@ def render() -> str:
     return HEADER.format(
         all_names="\n".join(f'    "{name}",' for name in failure_kinds.__all__),
         members="".join(f'    {kind.name} = "{kind.value}"\n' for kind in kinds),
-        constants="\n".join(f'{kind.name}: Final = "{kind.value}"' for kind in kinds),
+        constants="\n".join(f'{kind.name}: Final[Literal["{kind.value}"]]' for kind in kinds),
         literals="\n".join(f'    "{kind.value}",' for kind in kinds),
         stages="".join(f'    {stage.name} = "{stage.value}"\n' for stage in Stage),
         stage_literals="\n".join(f'    "{stage.value}",' for stage in Stage),

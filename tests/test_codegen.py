@@ -131,6 +131,8 @@ def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
         {"swe": tuple(f"kind_number_{index}_with_a_long_name" for index in range(3))},
         {f"server_{index}": tuple(f"kind_{number}" for number in range(12)) for index in range(8)},
         {"s": ("k",)},
+        # Constants of every length, across each of the three layouts of `NAME: Literal[...] = ...`.
+        {"s": tuple("k" * length for length in range(1, 85))},
     ]
     for index, namespaces in enumerate(declarations):
         (tmp_path / f"declared_{index}.py").write_text(
@@ -143,6 +145,13 @@ def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
         text=True,
     )
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    # A project formatting wider than 88 leaves the module as written too, so `generate --check` passes.
+    wider = subprocess.run(
+        [str(BIN / "ruff"), "format", "--isolated", "--line-length", "120", "--check", "--diff", files[0]],
+        capture_output=True,
+        text=True,
+    )
+    assert wider.returncode == 0, wider.stdout + wider.stderr
     rules = "E,F,W,I,UP,B,RUF,PYI,SIM,C4,COM,Q"
     linted = subprocess.run(
         [str(BIN / "ruff"), "check", "--isolated", "--select", rules, "--line-length", "100", *files],
@@ -164,6 +173,9 @@ def test_a_misspelled_declared_kind_is_rejected_by_mypy(tmp_path: Path) -> None:
         'c: ProjectFailureKind = "swe_env:test_collection_error"\n'
         'd: ProjectFailureKind = "swe_env:patch_aply_failed"\n'
         'e: SweEnvFailureKind = "web_env:page_load_failed"\n'
+        # Through an unannotated local, a constant keeps its literal, not mypy's widened str.
+        "local = SWE_ENV_PATCH_APPLY_FAILED\n"
+        "f: SweEnvFailureKind = local\n"
     )
     (tmp_path / "mypy.ini").write_text(f"[mypy]\nstrict = True\nmypy_path = {ROOT / 'stubs'}\n")
     result = subprocess.run(

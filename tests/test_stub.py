@@ -31,7 +31,7 @@ def test_committed_stub_matches_generator() -> None:
 def test_stub_spells_out_every_kind() -> None:
     text = STUB.read_text(encoding="utf-8")
     for kind in FailureKind:
-        assert f'{kind.name}: Final = "{kind.value}"' in text
+        assert f'{kind.name}: Final[Literal["{kind.value}"]]' in text
         assert f'    {kind.name} = "{kind.value}"' in text
         assert f'    "{kind.value}",' in text
 

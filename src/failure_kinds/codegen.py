@@ -6,7 +6,10 @@ For ``swe_env = ["patch_apply_failed", "test_collection_error"]`` the module hol
   ``"swe_env:test_collection_error"`` (one alias per declared server);
 - ``DeclaredFailureKind``: every declared kind of the project; ``ProjectFailureKind``: those and the
   shared ``FailureKindName`` together, for fields that take either;
-- ``SWE_ENV_PATCH_APPLY_FAILED`` and one such ``Final`` constant per declared kind;
+- ``SWE_ENV_PATCH_APPLY_FAILED`` and one such constant per declared kind, annotated with its own
+  ``Literal``: a variable assigned from it keeps that type in every checker, where a bare ``Final`` would
+  let mypy widen it to ``str`` (``Final[Literal[...]]`` says the same, but ruff's PYI064 rewrites it to
+  the bare form);
 - a call to ``failure_kinds.declare_namespace`` per server, so importing the module also turns on the
   run-time check of the same declaration.
 
@@ -30,6 +33,13 @@ if TYPE_CHECKING:
 
 # Lines longer than this are wrapped the way ruff and black wrap them; both default to 88.
 LINE_LENGTH: Final = 88
+
+# A formatter set wider than 88 would join a constant's wrapped lines, and `generate --check` would then
+# find the module changed: the constants are fenced off from formatting, laid out for 88 columns.
+CONSTANTS_PREAMBLE: Final = (
+    "# Each typed as its literal, which a variable assigned from it keeps in every checker.",
+    "# fmt: off",
+)
 
 
 def alias_name(server: str) -> str:
@@ -60,7 +70,7 @@ def render_module(config: ProjectConfig) -> str:
         f"{source}.",
         '"""',
         "",
-        "from typing import Final, Literal, TypeAlias",
+        "from typing import Literal, TypeAlias",
         "",
         "import failure_kinds",
         "from failure_kinds import FailureKindName",
@@ -73,10 +83,10 @@ def render_module(config: ProjectConfig) -> str:
     )
     lines.append("ProjectFailureKind: TypeAlias = FailureKindName | DeclaredFailureKind")
     lines.append("")
+    lines.extend(CONSTANTS_PREAMBLE)
     for server, kinds in config.namespaces.items():
-        lines.extend(
-            _assignment(f"{constant_name(server, kind)}: Final", [f'"{server}:{kind}"']) for kind in kinds
-        )
+        lines.extend(_constant(constant_name(server, kind), f'"{server}:{kind}"') for kind in kinds)
+    lines.append("# fmt: on")
     lines.append("")
     for server, kinds in config.namespaces.items():
         lines.append(_call("failure_kinds.declare_namespace", f'"{server}"', [f'"{kind}"' for kind in kinds]))
@@ -118,6 +128,18 @@ def _assignment(target: str, union: list[str]) -> str:
     if len(union) == 1:
         return one_line
     return f"{target} = (\n    " + "\n    | ".join(union) + "\n)"
+
+
+def _constant(name: str, value: str) -> str:
+    """``name: Literal[value] = value``, laid out as the formatters do: on one line, else with the value
+    in parentheses when the line up to them fits, else with the ``Literal`` split."""
+    annotation = f"{name}: Literal[{value}]"
+    one_line = f"{annotation} = {value}"
+    if len(one_line) <= LINE_LENGTH:
+        return one_line
+    if len(f"{annotation} = (") <= LINE_LENGTH:
+        return f"{annotation} = (\n    {value}\n)"
+    return f"{name}: Literal[\n    {value}\n] = {value}"
 
 
 def _call(function: str, first: str, items: list[str]) -> str:

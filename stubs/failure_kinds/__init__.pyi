@@ -96,31 +96,35 @@ class FailureKind(enum.StrEnum):
 
 class FailureKindsError(Exception): ...
 
-TRANSPORT_UNREACHABLE: Final = "transport_unreachable"
-TRANSPORT_PEER_DROP: Final = "transport_peer_drop"
-TRANSPORT_TIMEOUT: Final = "transport_timeout"
-TRANSPORT_LOCAL_RESOURCE: Final = "transport_local_resource"
-AGENT_COMMAND_NOT_ALLOWED: Final = "agent_command_not_allowed"
-AGENT_REQUEST_FAILED: Final = "agent_request_failed"
-AGENT_RUN_ERROR: Final = "agent_run_error"
-AGENT_TIMEOUT: Final = "agent_timeout"
-AGENT_NO_GENERATION: Final = "agent_no_generation"
-ENVIRONMENT_SERVER_FAILED: Final = "environment_server_failed"
-PROTOCOL_VIOLATION: Final = "protocol_violation"
-JUDGE_FAILED: Final = "judge_failed"
-JUDGE_UNPARSEABLE: Final = "judge_unparseable"
-VERIFIER_ERROR: Final = "verifier_error"
-PROVIDER_OOM_KILLED: Final = "provider_oom_killed"
-PROVIDER_QUOTA_EXHAUSTED: Final = "provider_quota_exhausted"
-PROVIDER_UNAVAILABLE: Final = "provider_unavailable"
-SESSION_EXPIRED: Final = "session_expired"
-SESSION_LOST: Final = "session_lost"
-SESSION_RELEASE_FAILED: Final = "session_release_failed"
-CANCELLED: Final = "cancelled"
-KILL_SHAPED: Final = "kill_shaped"
-SHUTDOWN: Final = "shutdown"
-PERSISTENCE_FAILED: Final = "persistence_failed"
-COHORT_INCOMPLETE: Final = "cohort_incomplete"
+# Each constant's type is its literal, spelled out: with a bare `Final = "cancelled"`, mypy gives a local
+# assigned from it (`kind = fk.CANCELLED`) the type str, which no field annotated as a kind accepts.
+# ruff's PYI064 would shorten the annotation back to that bare Final.
+# ruff: noqa: PYI064
+TRANSPORT_UNREACHABLE: Final[Literal["transport_unreachable"]]
+TRANSPORT_PEER_DROP: Final[Literal["transport_peer_drop"]]
+TRANSPORT_TIMEOUT: Final[Literal["transport_timeout"]]
+TRANSPORT_LOCAL_RESOURCE: Final[Literal["transport_local_resource"]]
+AGENT_COMMAND_NOT_ALLOWED: Final[Literal["agent_command_not_allowed"]]
+AGENT_REQUEST_FAILED: Final[Literal["agent_request_failed"]]
+AGENT_RUN_ERROR: Final[Literal["agent_run_error"]]
+AGENT_TIMEOUT: Final[Literal["agent_timeout"]]
+AGENT_NO_GENERATION: Final[Literal["agent_no_generation"]]
+ENVIRONMENT_SERVER_FAILED: Final[Literal["environment_server_failed"]]
+PROTOCOL_VIOLATION: Final[Literal["protocol_violation"]]
+JUDGE_FAILED: Final[Literal["judge_failed"]]
+JUDGE_UNPARSEABLE: Final[Literal["judge_unparseable"]]
+VERIFIER_ERROR: Final[Literal["verifier_error"]]
+PROVIDER_OOM_KILLED: Final[Literal["provider_oom_killed"]]
+PROVIDER_QUOTA_EXHAUSTED: Final[Literal["provider_quota_exhausted"]]
+PROVIDER_UNAVAILABLE: Final[Literal["provider_unavailable"]]
+SESSION_EXPIRED: Final[Literal["session_expired"]]
+SESSION_LOST: Final[Literal["session_lost"]]
+SESSION_RELEASE_FAILED: Final[Literal["session_release_failed"]]
+CANCELLED: Final[Literal["cancelled"]]
+KILL_SHAPED: Final[Literal["kill_shaped"]]
+SHUTDOWN: Final[Literal["shutdown"]]
+PERSISTENCE_FAILED: Final[Literal["persistence_failed"]]
+COHORT_INCOMPLETE: Final[Literal["cohort_incomplete"]]
 
 FAILURE_KINDS: Final[frozenset[str]]
 OTHER_LABEL: Final = "_other"

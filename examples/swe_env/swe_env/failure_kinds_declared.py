@@ -4,7 +4,7 @@ Do not edit by hand: change the declaration and generate again. Declared in
 [tool.failure-kinds.namespaces] in pyproject.toml.
 """
 
-from typing import Final, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 import failure_kinds
 from failure_kinds import FailureKindName
@@ -16,8 +16,15 @@ SweEnvFailureKind: TypeAlias = Literal[
 DeclaredFailureKind: TypeAlias = SweEnvFailureKind
 ProjectFailureKind: TypeAlias = FailureKindName | DeclaredFailureKind
 
-SWE_ENV_PATCH_APPLY_FAILED: Final = "swe_env:patch_apply_failed"
-SWE_ENV_TEST_COLLECTION_ERROR: Final = "swe_env:test_collection_error"
+# Each typed as its literal, which a variable assigned from it keeps in every checker.
+# fmt: off
+SWE_ENV_PATCH_APPLY_FAILED: Literal["swe_env:patch_apply_failed"] = (
+    "swe_env:patch_apply_failed"
+)
+SWE_ENV_TEST_COLLECTION_ERROR: Literal["swe_env:test_collection_error"] = (
+    "swe_env:test_collection_error"
+)
+# fmt: on
 
 failure_kinds.declare_namespace(
     "swe_env",
