@@ -82,6 +82,21 @@ $(VENV)/%/installed: pyproject.toml $(UV)
 		--upgrade pip --editable '.[$(call extras_for,$*)]'
 	touch $@
 
+# The compilers tests/test_languages.py runs on `export --format typescript|go`, set up before the
+# environments. tsc: npm's typescript, pinned (the docs quote its error), in .venv/npm. Go: Debian's,
+# installed only where go is missing and this runs as root with apt-get; anywhere else the Go tests
+# skip, which FAILURE_KINDS_NO_SKIPS turns into failures that say so.
+TYPESCRIPT := $(VENV)/npm/node_modules/.bin/tsc
+GO_CHECKED := $(VENV)/go-checked
+environments: $(TYPESCRIPT) $(GO_CHECKED)
+$(TYPESCRIPT):
+	npm install --prefix $(VENV)/npm --silent typescript@7.0.2
+$(GO_CHECKED):
+	command -v go >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; } \
+		|| echo "go is not installed here: the Go export tests will fail"
+	mkdir -p $(VENV) && touch $@
+
 # Microsoft's SARIF validator, which tests/test_sarif.py runs on `lint --format sarif` output: a .NET
 # binary in an npm package, installed into .venv/npm beside the other npm tools the tests use.
 SARIF_VALIDATOR := $(VENV)/npm/sarif-multitool-installed

@@ -109,8 +109,10 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
             [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
             check=True,
         )
-        # The optional integration the typing cases also cover; from the package index like any user's.
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "pydantic>=2.6"], check=True)
+        # The optional integrations the typing cases and the documentation's recipes also cover; from the
+        # package index like any user's.
+        extras = ["pydantic>=2.6", "opentelemetry-sdk>=1.20", "prometheus_client>=0.17"]
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *extras], check=True)
 
     folder = built_once(tmp_path_factory, "wheel_install", build)
     (wheel,) = (folder / "wheel").glob("failure_kinds-*.whl")

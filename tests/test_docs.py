@@ -112,8 +112,9 @@ def test_every_python_block_is_run() -> None:
 
 
 def needs_for(code: str) -> list[pytest.MarkDecorator]:
-    """A recipe that imports pydantic skips without it, as its extra may not be installed."""
-    return [needs("pydantic")] if re.search(r"^(from|import) pydantic\b", code, flags=re.MULTILINE) else []
+    """A recipe that imports an extra's library skips without it, as the extra may not be installed."""
+    imported = re.findall(r"^(?:from|import) (pydantic|opentelemetry|prometheus_client)\b", code, flags=re.M)
+    return [needs(name) for name in sorted(set(imported))]
 
 
 RECIPES = [pytest.param(name, marks=needs_for(code), id=name) for name, code in sorted(doc_recipes().items())]

@@ -355,16 +355,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser(
         "export",
-        help="write the vocabulary as JSON, or a JSON Schema for a kind's value",
+        help="write the vocabulary as JSON, a JSON Schema for a kind's value, TypeScript or Go",
         description="Write the vocabulary as data: with --format json the package version, every kind "
         "(value, constant name, domain, description, the version it first appeared in, its replacement when "
         "deprecated), the older labels, the stages and, when a configuration is found, the declared "
         "namespaces; with --format jsonschema a JSON Schema (2020-12) that accepts exactly the values the "
         "runtime accepts silently: registered kinds, declared namespaced kinds and well-formed namespaced "
-        "kinds of servers that declare nothing.",
+        "kinds of servers that declare nothing; with --format typescript or go a module of constants, types "
+        "and checks of the registered and the declared kinds, for services in those languages.",
         epilog="Exit 0, or 2 on a usage error or a malformed configuration.",
     )
-    export.add_argument("--format", choices=["json", "jsonschema"], default="json", help="output format")
+    export.add_argument(
+        "--format",
+        choices=["json", "jsonschema", "typescript", "go"],
+        default="json",
+        help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source",
+    )
     add_config_option(export)
     export.set_defaults(run="export")
 

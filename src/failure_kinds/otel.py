@@ -2,10 +2,10 @@
 
 OpenTelemetry's semantic conventions name ``error.type`` as the class of an error and ask that it stay low
 cardinality, since backends index it and metrics split on it. Whatever a producer passes as the kind,
-these helpers set :func:`failure_kinds.metric_label` of it, never the value itself: a registered or
+these helpers set `failure_kinds.metric_label` of it, never the value itself: a registered or
 declared kind is itself, an older label its replacement's kind, anything unexpected ``"_other"``, so
 ``error.type`` takes no more distinct values than metric_label gives. The value is also given to
-:func:`failure_kinds.validate_failure_kind`, which warns once about a wrong one; nothing here raises for
+`failure_kinds.validate_failure_kind`, which warns once about a wrong one; nothing here raises for
 a bad kind.
 
 This is the only module of the package that imports OpenTelemetry, and it needs only its API: the
@@ -40,7 +40,7 @@ def record_failure(span: Span, kind: object, reason: str | None = None) -> str:
 
 
 class FailureCounter:
-    """An OpenTelemetry counter of failures by kind, as made by :func:`failure_counter`."""
+    """An OpenTelemetry counter of failures by kind, as made by `failure_counter`."""
 
     def __init__(self, counter: Counter) -> None:
         self.counter = counter

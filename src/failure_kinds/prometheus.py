@@ -1,10 +1,10 @@
 """A Prometheus counter of failures by kind, whose label value is always ``metric_label(kind)``.
 
 Each distinct label value is a time series Prometheus keeps, so a label that takes whatever producers
-send can grow without end. This counter's label takes only what :func:`failure_kinds.metric_label`
+send can grow without end. This counter's label takes only what `failure_kinds.metric_label`
 gives: one series per registered kind, per declared kind and for ``"_other"``, and at most 512 more for
 the namespaced values of servers that declare nothing (the first ones the process labels), whatever is
-counted. The kind is also given to :func:`failure_kinds.validate_failure_kind`, which warns once about a
+counted. The kind is also given to `failure_kinds.validate_failure_kind`, which warns once about a
 wrong one; nothing here raises for a bad kind.
 
 This is the only module of the package that imports ``prometheus_client``: the ``prometheus`` extra
@@ -19,7 +19,7 @@ from failure_kinds import metric_label, validate_failure_kind
 
 
 class FailureCounter:
-    """A counter with one label, the failure kind, as made by :func:`failure_counter`."""
+    """A counter with one label, the failure kind, as made by `failure_counter`."""
 
     def __init__(self, counter: Counter) -> None:
         self.counter = counter
