@@ -1,5 +1,6 @@
 """A constant through an unannotated local, a conditional, an `or` default, a `TypedDict` value, a loop
-over a tuple and a return: each keeps its literal in every checker (mypy once widened all of them to str)."""
+over a tuple and a return: each keeps its literal in every checker. With a bare `Final = "..."` in the stub,
+mypy widened each to str, except the loop over a tuple written in the `for` itself."""
 
 from dataclasses import dataclass
 from typing import Literal, TypedDict, assert_type
