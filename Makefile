@@ -10,9 +10,23 @@
 # checkers are given each supported version by --python-version instead), and run each hypothesis property
 # on a quarter of its examples (tests/helpers.py, FEWER_EXAMPLES). A test skipped for a missing
 # extra fails here (FAILURE_KINDS_NO_SKIPS, tests/conftest.py), since every extra is installed.
+#
+# make test uses the supported Pythons this machine has (on PATH or through pyenv) and names the others
+# in one line; it stops when it finds none, and on CI (CI=true) when any is missing. "First" means the
+# first found.
+#
+# pyenv's shims only run the globally selected version, so ask pyenv for the interpreter's own path;
+# without pyenv, use whatever pythonX.Y on PATH runs (a shim of a version pyenv lacks does not).
+# Nothing when neither has it.
+python_for = $(shell if command -v pyenv >/dev/null 2>&1 && version=$$(pyenv latest $(1) 2>/dev/null) \
+	&& [ -x "$$(pyenv root)/versions/$$version/bin/python$(1)" ]; \
+	then echo "$$(pyenv root)/versions/$$version/bin/python$(1)"; \
+	elif python$(1) -c "" >/dev/null 2>&1; then echo python$(1); fi)
 PYTHONS := $(shell sed -n 's/.*"Programming Language :: Python :: \(3\.[0-9]*\)".*/\1/p' pyproject.toml)
-FIRST := $(firstword $(PYTHONS))
-OTHERS := $(filter-out $(FIRST),$(PYTHONS))
+FOUND := $(strip $(foreach version,$(PYTHONS),$(if $(call python_for,$(version)),$(version))))
+MISSING := $(filter-out $(FOUND),$(PYTHONS))
+FIRST := $(firstword $(FOUND))
+OTHERS := $(filter-out $(FIRST),$(FOUND))
 VENV := .venv
 MAIN := $(VENV)/$(FIRST)
 DEMO := $(VENV)/demo
@@ -23,25 +37,48 @@ PIP_INSTALL := python -m pip install --quiet --quiet
 # Two workers: the suite is mostly subprocesses of the command, and both cores are busy with two.
 PYTEST := python -m pytest -n 2 --dist loadgroup
 
-.PHONY: demo test environments lint bench bench-quick clean
+.PHONY: demo test pythons environments lint bench bench-quick clean
 
 demo: $(DEMO)/installed
 	$(DEMO)/bin/failure-kinds audit examples/rollout_failures.jsonl --aliases examples/aliases.toml
 
-test: environments
-	$(MAKE) --no-print-directory lint
+# Each stage prints its time when it ends; the first that fails stops the run.
+test: pythons
+	$(call timed,environments,$(MAKE) --no-print-directory environments)
+	$(call timed,lint,$(MAKE) --no-print-directory lint)
 	@echo "== pytest on Python $(FIRST), every test"
-	FAILURE_KINDS_NO_SKIPS=1 $(MAIN)/bin/$(PYTEST)
-	set -e; for version in $(OTHERS); do \
+	$(call timed,pytest on Python $(FIRST),FAILURE_KINDS_NO_SKIPS=1 $(MAIN)/bin/$(PYTEST))
+	@set -e; for version in $(OTHERS); do \
+		start=$$(date +%s); \
 		echo "== pytest on Python $$version, all but the interpreter_independent tests, fewer examples"; \
+		echo "FAILURE_KINDS_NO_SKIPS=1 FAILURE_KINDS_FEWER_EXAMPLES=1 $(VENV)/$$version/bin/$(PYTEST) ..."; \
 		FAILURE_KINDS_NO_SKIPS=1 FAILURE_KINDS_FEWER_EXAMPLES=1 \
 			$(VENV)/$$version/bin/$(PYTEST) -m "not interpreter_independent"; \
+		echo "== pytest on Python $$version ($$(( $$(date +%s) - start )) s)"; \
 	done
-	$(MAKE) --no-print-directory bench-quick
+	$(call timed,benchmarks smoke run,$(MAKE) --no-print-directory bench-quick)
+
+comma := ,
+space := $(subst x, ,x)
+
+# The stage $(1), the command $(2) (shown, then run), then its time in whole seconds.
+timed = @start=$$(date +%s); echo '$(2)'; $(2) || exit $$?; echo "== $(1) ($$(( $$(date +%s) - start )) s)"
+
+# Which supported Pythons make test runs on: a line naming the missing ones, and a stop when none is found
+# or, on CI, when any is missing, since CI must test every supported version.
+pythons:
+	@if [ -z "$(FOUND)" ]; then \
+		echo "make test: none of Python $(subst $(space),$(comma) ,$(PYTHONS)) found, on PATH or through pyenv" >&2; \
+		exit 1; fi
+	@if [ -n "$(MISSING)" ]; then \
+		echo "make test: Python $(subst $(space),$(comma) ,$(MISSING)) not found, on PATH or through pyenv:" \
+			"testing on $(subst $(space),$(comma) ,$(FOUND)) only"; \
+		if [ "$$CI" = true ]; then echo "make test: CI=true needs every supported Python" >&2; exit 1; fi; \
+	fi
 
 # The environments are built side by side: most of an install is waiting for the package index.
 environments:
-	$(MAKE) --no-print-directory -j $(words $(PYTHONS)) $(PYTHONS:%=$(VENV)/%/installed) $(SARIF_VALIDATOR)
+	$(MAKE) --no-print-directory -j $(words $(FOUND)) $(FOUND:%=$(VENV)/%/installed) $(SARIF_VALIDATOR)
 
 # Measurements against their baselines; see benchmarks/run.py. The quick run only checks they run.
 # Generated inputs are cached in build/bench/, which make clean removes.
@@ -63,12 +100,6 @@ lint: $(MAIN)/installed
 clean:
 	rm -rf $(VENV) dist build
 
-# pyenv's shims only run the globally selected version, so ask pyenv for the interpreter's own path;
-# without pyenv, use whatever pythonX.Y is on PATH.
-python_for = $(shell if command -v pyenv >/dev/null 2>&1 && pyenv latest $(1) >/dev/null 2>&1; \
-	then echo "$$(pyenv root)/versions/$$(pyenv latest $(1))/bin/python$(1)"; \
-	else echo python$(1); fi)
-
 extras_for = $(if $(filter $(FIRST),$(1)),dev,test)
 
 # The test environments are installed by uv, which fetches in parallel and links every package from one
@@ -80,6 +111,13 @@ $(VENV)/%/installed: pyproject.toml $(UV)
 	$(call python_for,$*) -m venv $(VENV)/$*
 	$(UV) pip install --quiet --compile-bytecode --python $(VENV)/$*/bin/python \
 		--upgrade pip --editable '.[$(call extras_for,$*)]'
+	touch $@
+
+# Microsoft's SARIF validator, which tests/test_sarif.py runs on `lint --format sarif` output: a .NET
+# binary in an npm package, installed into .venv/npm beside the other npm tools the tests use.
+SARIF_VALIDATOR := $(VENV)/npm/sarif-multitool-installed
+$(SARIF_VALIDATOR):
+	npm install --prefix $(VENV)/npm --silent @microsoft/sarif-multitool@5.7.0
 	touch $@
 
 # The compilers tests/test_languages.py runs on `export --format typescript|go`, set up before the
@@ -96,13 +134,6 @@ $(GO_CHECKED):
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; } \
 		|| echo "go is not installed here: the Go export tests will fail"
 	mkdir -p $(VENV) && touch $@
-
-# Microsoft's SARIF validator, which tests/test_sarif.py runs on `lint --format sarif` output: a .NET
-# binary in an npm package, installed into .venv/npm beside the other npm tools the tests use.
-SARIF_VALIDATOR := $(VENV)/npm/sarif-multitool-installed
-$(SARIF_VALIDATOR):
-	npm install --prefix $(VENV)/npm --silent @microsoft/sarif-multitool@5.7.0
-	touch $@
 
 # uv itself, from the package index, in an environment of its own.
 $(UV):

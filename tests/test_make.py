@@ -1,0 +1,120 @@
+"""make test on a machine with some of the supported Pythons, and the benchmarks' smoke run it ends with."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+
+pytestmark = pytest.mark.interpreter_independent
+
+MAKE = shutil.which("make")
+
+
+def fake_machine(tmp_path: Path, on_path: list[str], in_pyenv: list[str]) -> dict[str, str]:
+    """An environment whose PATH holds only sed, date and the given pythonX.Y, and a pyenv knowing the
+    versions `in_pyenv` (each with its interpreter under pyenv's root), when there are any."""
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    for tool in ("sed", "date"):
+        (bin_folder / tool).symlink_to(shutil.which(tool) or tool)
+    runs = "#!/bin/sh\nexit 0\n"
+    for version in on_path:
+        (bin_folder / f"python{version}").write_text(runs, encoding="utf-8")
+    lines = ['#!/bin/sh\ncase "$1 $2" in', f'  "root "*) echo "{tmp_path}";;']
+    for version in in_pyenv:
+        interpreter = tmp_path / "versions" / f"{version}.1" / "bin" / f"python{version}"
+        interpreter.parent.mkdir(parents=True)
+        interpreter.write_text(runs, encoding="utf-8")
+        interpreter.chmod(0o755)
+        lines.append(f'  "latest {version}") echo "{version}.1";;')
+    if in_pyenv:
+        (bin_folder / "pyenv").write_text("\n".join([*lines, "  *) exit 1;;", "esac", ""]), encoding="utf-8")
+    for program in bin_folder.iterdir():
+        if not program.is_symlink():
+            program.chmod(0o755)
+    # No MAKEFLAGS: under make test it carries the outer make's jobserver.
+    return {"PATH": str(bin_folder), "HOME": str(tmp_path), "LC_ALL": "C"}
+
+
+CASES: dict[str, tuple[list[str], list[str], dict[str, str], int, str]] = {
+    "one on PATH": (["3.12"], [], {}, 0, "make test: Python 3.11, 3.13 not found, on PATH or through pyenv:"),
+    "one in pyenv": ([], ["3.13"], {}, 0, "testing on 3.13 only"),
+    "one missing on CI": (["3.11", "3.12"], [], {"CI": "true"}, 2, "CI=true needs every supported Python"),
+    "none": ([], [], {}, 2, "make test: none of Python 3.11, 3.12, 3.13 found, on PATH or through pyenv"),
+    "all on CI": (["3.11", "3.12"], ["3.13"], {"CI": "true"}, 0, ""),
+}
+
+
+@pytest.mark.skipif(MAKE is None, reason="make test needs make")
+@pytest.mark.parametrize("case", CASES)
+def test_make_test_names_the_missing_pythons_and_goes_on(case: str, tmp_path: Path) -> None:
+    on_path, in_pyenv, variables, status, says = CASES[case]
+    environment = {**fake_machine(tmp_path, on_path, in_pyenv), **variables}
+    result = subprocess.run(
+        [str(MAKE), "--no-print-directory", "pythons"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == status, result.stderr
+    output = result.stdout + result.stderr
+    assert says in output
+    # One line names every missing version.
+    assert len([line for line in output.splitlines() if "not found" in line]) <= 1
+
+
+@pytest.mark.skipif(MAKE is None, reason="make test needs make")
+def test_the_first_python_found_gets_every_tool_and_every_test(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(MAKE), "--no-print-directory", "-n", "test"],
+        cwd=ROOT,
+        env=fake_machine(tmp_path, ["3.12", "3.13"], []),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout
+    assert ".venv/3.11" not in shown
+    assert "--python .venv/3.12/bin/python \\\n\t--upgrade pip --editable '.[dev]'" in shown
+    assert "--python .venv/3.13/bin/python \\\n\t--upgrade pip --editable '.[test]'" in shown
+    assert "FAILURE_KINDS_NO_SKIPS=1 .venv/3.12/bin/python -m pytest -n 2 --dist loadgroup ||" in shown
+    assert ".venv/3.12/bin/mypy --strict src" in shown
+    for stage in ("environments", "lint"):  # each stage's time, printed when it ends
+        assert f"== {stage} (" in shown
+
+
+# The quick run's main with suites that measure nothing but give what small inputs give: an infinite
+# ratio, a pool that started no worker, a missed goal.
+SMOKE_RUN = """
+import math, sys
+sys.path.insert(0, "benchmarks")
+import run
+from common import Goal, Row
+
+row = Row("jobs memory", "no worker started", "1.0 MiB on 10 lines", math.inf, "", Goal(at_most=1.15))
+run.SUITES = {"hot_path": lambda quick: [row] * 5, "scale": lambda quick: [row]}
+run.compile_package = lambda: None
+sys.argv = ["run.py", "--quick"]
+sys.exit(run.main())
+"""
+
+
+def test_the_benchmarks_smoke_run_says_so_and_shows_no_number() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SMOKE_RUN], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Smoke run of the benchmarks:")
+    assert "Ran: hot_path (5 measurements), scale (1 measurement)." in result.stdout
+    assert re.search(r"\d\.\d+x|infx|MISSED|\bmet\b|no worker started|MiB", result.stdout) is None
