@@ -16,7 +16,6 @@ from urllib.parse import quote
 
 import failure_kinds
 import failure_kinds.lint as lint
-from failure_kinds._columns import Columns
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,9 +39,9 @@ def log(findings: Sequence[Finding]) -> dict[str, object]:
     }
     run = {
         "tool": {"driver": driver},
-        "originalUriBaseIds": {ROOT: {"uri": _file_uri(root).rstrip("/") + "/"}},
+        "originalUriBaseIds": {ROOT: {"uri": _file_uri(os.path.join(root, ""))}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(finding, codes, root, fixable.get(finding.path)) for finding in findings],
+        "results": [_result(finding, codes, root, fixable) for finding in findings],
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -58,7 +57,7 @@ def _rule(code: str, meaning: lint.Code) -> dict[str, object]:
 
 
 def _result(
-    finding: Finding, codes: list[str], root: str, fixable: tuple[Columns, set[Fix]] | None
+    finding: Finding, codes: list[str], root: str, fixable: set[tuple[str, Fix]]
 ) -> dict[str, object]:
     message = finding.message
     if not message.isprintable():
@@ -67,6 +66,8 @@ def _result(
         message = escape(message)
     artifact = _artifact(finding.path, root)
     region: dict[str, int] = {"startLine": finding.line, "startColumn": finding.col}
+    if finding.end is not None:
+        region.update(endLine=finding.end[0], endColumn=finding.end[1])
     result: dict[str, object] = {
         "ruleId": finding.code,
         "ruleIndex": codes.index(finding.code),
@@ -75,14 +76,11 @@ def _result(
         "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
     }
     fix = finding.fix
-    if fixable is not None and fix is not None and fix in fixable[1]:
-        end = fixable[0].column(fix.end_line, fix.end_offset)
-        region.update(endLine=fix.end_line, endColumn=end)
-        # --fix rewrites a literal only when it is the label between one kind of quotes, with at most a
-        # one-letter prefix: what the literal has beyond the label is that prefix and two quotes.
-        extra = end - finding.col - len(fix.old)
-        quote_length = 3 if extra >= 6 else 1
-        start = finding.col + extra - quote_length
+    if fix is not None and (finding.path, fix) in fixable and finding.end is not None:
+        # --fix rewrites a literal on one line only when it is the label between one kind of quotes, with
+        # at most a one-letter prefix: what the literal holds beyond the label is that prefix and two quotes.
+        extra = finding.end[1] - finding.col - len(fix.old)
+        start = finding.col + extra - (3 if extra >= 6 else 1)
         deleted = {
             "startLine": fix.line,
             "startColumn": start,
@@ -99,21 +97,21 @@ def _result(
     return result
 
 
-def _fixable(findings: Sequence[Finding]) -> dict[str, tuple[Columns, set[Fix]]]:
-    """For each file with a fix among ``findings``: its columns, and the fixes ``--fix`` would apply to it
-    as it is now (a file changed since it was linted keeps only the fixes that still match)."""
+def _fixable(findings: Sequence[Finding]) -> set[tuple[str, Fix]]:
+    """The fixes among ``findings`` that ``--fix`` would apply to their files as they are now, with their
+    paths (a file changed since it was linted keeps only the fixes that still match it)."""
     import failure_kinds._fix as fixing
 
     fixes: dict[str, list[Fix]] = {}
     for finding in findings:
         if finding.fix is not None:
             fixes.setdefault(finding.path, []).append(finding.fix)
-    found: dict[str, tuple[Columns, set[Fix]]] = {}
+    found: set[tuple[str, Fix]] = set()
     for path, listed in fixes.items():
         try:
             source = lint.read_source(path)
             if source is not None:
-                found[path] = (Columns(source), set(fixing.apply(source, listed)[1]))
+                found.update((path, fix) for fix in fixing.apply(source, listed)[1])
         except (lint._Unreadable, fixing.Unfixable):  # pyright: ignore[reportPrivateUsage]
             continue  # its findings are still reported, without a fix
     return found

@@ -131,7 +131,7 @@ class Fix(NamedTuple):
 
 
 class Finding:
-    __slots__ = ("code", "col", "fix", "line", "message", "path")
+    __slots__ = ("code", "col", "end", "fix", "line", "message", "path")
 
     path: str
     line: int
@@ -139,9 +139,19 @@ class Finding:
     code: str
     message: str
     fix: Fix | None
+    # Where the literal found ends: its last line, and the 1-based column just after it; None where the
+    # finding is not a literal (a constant's name, a file that could not be linted).
+    end: tuple[int, int] | None
 
     def __init__(
-        self, path: str, line: int, col: int, code: str, message: str, fix: Fix | None = None
+        self,
+        path: str,
+        line: int,
+        col: int,
+        code: str,
+        message: str,
+        fix: Fix | None = None,
+        end: tuple[int, int] | None = None,
     ) -> None:
         self.path = path
         self.line = line
@@ -149,6 +159,7 @@ class Finding:
         self.code = code
         self.message = message
         self.fix = fix
+        self.end = end
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
@@ -430,7 +441,10 @@ class Checker:
             end_line, end_offset = use.end_lineno or line_number, use.end_col_offset or 0
             fix = Fix(line_number, use.col_offset, end_line, end_offset, str(use.value), replacement)
         column = columns.column(line_number, use.col_offset)
-        return Finding(path, line_number, column, code, message, fix)
+        end = None
+        if isinstance(use, ast.Constant) and use.end_lineno is not None and use.end_col_offset is not None:
+            end = (use.end_lineno, columns.column(use.end_lineno, use.end_col_offset))
+        return Finding(path, line_number, column, code, message, fix, end)
 
     def missing_verdict(self, use: MissingName) -> tuple[str, str, None] | None:
         """A constant the package or its enum lacks that names an older label (FK004) or misspells a
