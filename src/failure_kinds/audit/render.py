@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,6 +18,8 @@ VALUE_WIDTH: Final = 60
 FILES_LISTED: Final = 20
 # A name that has to be quoted and escaped is cut to this many characters.
 _NAME_LIMIT: Final = 1000
+# The text report's lines wrap at this many columns (a single word longer than that, a path, stays whole).
+COLUMNS: Final = 100
 
 
 def printable(value: str, limit: int = _NAME_LIMIT) -> str:
@@ -42,28 +45,70 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
-def _bar(count: int, largest: int, character: str) -> str:
-    """At most 24 characters, never none for a count above zero."""
-    return character * max(1, round(24 * count / largest)) if largest else ""
+def _bar(count: int, largest: int, character: str, width: int = 24) -> str:
+    """At most ``width`` characters, never none for a count above zero."""
+    return character * max(1, round(width * count / largest)) if largest else ""
 
 
 def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:5.1f}%" if total else "    -"
 
 
-_SECTIONS: Final = ("registered", "namespaced", "undeclared", "aliased", "legacy", "unregistered")
+def _wrapped(line: str, indent: int) -> list[str]:
+    """``line`` as is when it fits in COLUMNS, else wrapped at spaces, the rest indented ``indent``."""
+    if len(line) <= COLUMNS:
+        return [line]
+    return textwrap.wrap(
+        line, COLUMNS, subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False
+    )
 
 
-def render_text(report: Report, bar_character: str = "#") -> str:
-    lines: list[str] = []
-    lines.append(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}")
-    lines.append("")
-    number_width = max(len(f"{report.records:,}"), 5)
-    for label, count, note, first in (
-        ("records", report.records, "", None),
-        ("with a kind", report.with_kind, "", None),
-        ("without a kind", report.without_kind, "field absent or null", None),
-        ("invalid", report.invalid, "field holds a number, bool, object or list", report.first_invalid),
+def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
+    """``line`` with ``notes`` beside it when both fit in COLUMNS, else the notes wrapped under it."""
+    if not notes:
+        return [line.rstrip()]
+    if len(line) + len(separator) + len(notes) <= COLUMNS:
+        return [line + separator + notes]
+    return [line.rstrip(), *_wrapped(" " * 6 + notes, 6)]
+
+
+# What needs action, in this order, and what addresses it.
+_SECTIONS: Final = ("unregistered", "undeclared", "legacy", "aliased", "namespaced", "registered")
+_STRICT: Final = "; --strict fails on them"
+_ACTIONS: Final = {
+    "unregistered": (
+        "value",
+        " not in the vocabulary: fix the producers (failure-kinds lint finds them in code), "
+        "or map them with --aliases FILE" + _STRICT,
+    ),
+    "undeclared": (
+        "kind",
+        " that a declared server lacks: declare them ([tool.failure-kinds.namespaces]) "
+        "or fix the producers" + _STRICT,
+    ),
+    "legacy": (
+        "older label",
+        ": in code, failure-kinds lint finds them and its --fix rewrites those with one replacement; "
+        "in logs, map them with --aliases FILE" + _STRICT,
+    ),
+}
+
+
+def _actions(report: Report, number_width: int) -> list[str]:
+    """A line for each category that needs action, saying what addresses it."""
+    found: list[tuple[str, int, str]] = []
+    for category, (noun, what) in _ACTIONS.items():
+        rows = [row for row in report.kinds if row.category == category]
+        if rows:
+            distinct = sum(1 for row in rows if row.value is not None)
+            found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
+    overlong = ""
+    if report.first_overlong is not None:
+        longer = "1 line" if report.overlong == 1 else f"{report.overlong:,} lines"
+        where = shown_location(report.first_overlong)
+        overlong = f"; {longer} over the line cap (--max-line-bytes), first at {where}"
+    for label, count, what, first in (
+        ("invalid", report.invalid, "a number, bool, object or list at the field", report.first_invalid),
         (
             "unparseable",
             report.unparseable,
@@ -71,16 +116,32 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             report.first_unparseable,
         ),
     ):
+        if count:
+            where = f"fix its producer; first at {shown_location(first or '')}"
+            found.append((label, count, f"{what}: {where}" + (overlong if label == "unparseable" else "")))
+    if not found:
+        return []
+    lines = ["needs action:"]
+    for label, count, what in found:
+        lines.extend(_wrapped(f"  {label:<15}{count:>{number_width},}  {what}", 19 + number_width))
+    return [*lines, ""]
+
+
+def render_text(report: Report, bar_character: str = "#") -> str:
+    lines: list[str] = []
+    lines.append(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}")
+    lines.append("")
+    number_width = max(len(f"{report.records:,}"), 5)
+    lines.extend(_actions(report, number_width))
+    for label, count, note in (
+        ("records", report.records, ""),
+        ("with a kind", report.with_kind, ""),
+        ("without a kind", report.without_kind, "field absent or null"),
+        ("invalid", report.invalid, "field holds a number, bool, object or list"),
+        ("unparseable", report.unparseable, "not UTF-8, not JSON, or not a JSON object"),
+    ):
         percent = _percent(count, report.records) if label != "records" else "      "
-        if first is not None:
-            note += f"; first at {shown_location(first)}"
         lines.append(f"  {label:<15}{count:>{number_width},}  {percent}  {note}".rstrip())
-        if label == "unparseable" and report.first_overlong is not None:
-            longer = "1 line" if report.overlong == 1 else f"{report.overlong:,} lines"
-            where = shown_location(report.first_overlong)
-            lines.append(
-                f"  {'':<15}{'':>{number_width}}           {longer} over the line cap; first at {where}"
-            )
     if report.kinds:
         lines.append("")
         lines.append(f"shares below are of the {plural(report.with_kind, 'record')} with a kind")
@@ -91,14 +152,18 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     shown_values = {id(row): _row_label(row) for row in rows}
     totals = report.canonical_totals()
     # One width for the rows and the regrouped kinds: an alias's kind or a replacement may be longer than
-    # every value seen.
+    # every value seen. The bars give way to a wide value, so that a row fits in COLUMNS.
     width = max((len(label) for label in (*shown_values.values(), *totals)), default=0)
+    bar_width = max(8, min(24, COLUMNS - 14 - width - number_width))
 
-    def row_line(row: KindRow, extra: str = "") -> str:
-        bar = _bar(row.count, biggest, bar_character)
-        line = f"  {shown_values[id(row)]:<{width}}  {row.count:>{number_width},}  "
-        return (line + f"{_percent(row.count, with_kind)}  {bar:<24}  {extra}").rstrip()
+    def row_line(label: str, count: int, largest: int, extra: str = "") -> list[str]:
+        bar = _bar(count, largest, bar_character, bar_width)
+        line = (
+            f"  {label:<{width}}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar:<{bar_width}}"
+        )
+        return _with_notes(line, extra)
 
+    registered_counts: dict[str | None, int] = {}
     for category in _SECTIONS:
         section = [row for row in rows if row.category == category]
         if not section:
@@ -114,27 +179,36 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             extras.extend(_row_notes(row))
             if category in ("unregistered", "undeclared", "legacy"):
                 extras.append(f"first seen {shown_location(row.first_seen)}")
-            lines.append(row_line(row, "  ".join(extras)))
+            if category == "registered":
+                registered_counts[row.canonical] = row.count
+            lines.extend(row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras)))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
             servers = [f"{_shown_value(server)} {count:,}" for server, count in report.namespaces.items()]
             if report.namespaces_overflow:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
-            lines.append(f"  by server: {', '.join(servers)}")
+            lines.extend(_wrapped(f"  by server: {', '.join(servers)}", 4))
 
-    regrouped = [
-        what
-        for category, what in (("aliased", "aliased"), ("legacy", "older labels"))
-        if any(row.category == category and row.canonical is not None for row in rows)
-    ]
-    if regrouped:
-        parts = ["registered", *regrouped]
+    # Only the kinds whose count the regrouping changes: the others are in the registered rows above.
+    changed = {kind: count for kind, count in totals.items() if registered_counts.get(kind) != count}
+    if changed:
+        parts = ["registered"]
+        parts += [
+            what
+            for category, what in (("aliased", "aliased"), ("legacy", "older labels"))
+            if any(row.category == category and row.canonical is not None for row in rows)
+        ]
         together = ", ".join(parts[:-1]) + " and " + parts[-1]
         lines.append("")
-        lines.append(f"regrouped by canonical kind ({together} together):")
+        lines.append(f"regrouped by canonical kind ({together} together), where that changes the count:")
         top = max(totals.values())
-        for kind, count in totals.items():
-            bar = _bar(count, top, bar_character)
-            lines.append(f"  {kind:<{width}}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar}")
+        for kind, count in changed.items():
+            lines.extend(row_line(kind, count, top))
+    not_seen = report.not_seen
+    if rows and not_seen:
+        lines.append("")
+        lines.extend(
+            _wrapped(f"not seen: {plural(len(not_seen), 'registered kind')}: {', '.join(not_seen)}", 2)
+        )
 
     if len(report.files) > 1 or report.failed_files:
         lines.append("")
@@ -145,8 +219,10 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         shown_paths = [printable(file.path) for file in listed]
         path_width = max(len(path) for path in shown_paths)
         for path, file in zip(shown_paths, listed, strict=True):
-            status = plural(file.records, "record") + (f", error: {_error(file.error)}" if file.error else "")
-            lines.append(f"  {path:<{path_width}}  {status}")
+            line = f"  {path:<{path_width}}  {plural(file.records, 'record')}"
+            if len(line) > COLUMNS:  # a long name: no column
+                line = f"  {path}  {plural(file.records, 'record')}"
+            lines.extend(_with_notes(line, f"error: {_error(file.error)}" if file.error else "", ", "))
         unlisted = len(report.files) - len(listed)
         if unlisted:
             records = sum(file.records for file in report.files) - sum(file.records for file in listed)

@@ -133,6 +133,12 @@ class Report:
                 totals[row.canonical] = totals.get(row.canonical, 0) + row.count
         return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
 
+    @property
+    def not_seen(self) -> list[str]:
+        """The registered kinds no record counts as (under its own name, an alias or an older label)."""
+        seen = self.canonical_totals()
+        return sorted(kind for kind in failure_kinds.FAILURE_KINDS if kind not in seen)
+
     def to_json(self) -> dict[str, object]:
         return {
             "field": self.field,
@@ -151,6 +157,7 @@ class Report:
             "namespaces": self.namespaces,
             "namespaces_overflow": self.namespaces_overflow,
             "canonical": self.canonical_totals(),
+            "not_seen": self.not_seen,
             "files": [file.to_json() for file in self.files],
         }
 
