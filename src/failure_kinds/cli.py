@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",  # at least one, checked by the engine: --ray PATH must not leave none here
         metavar="PATH",
         help="a JSON Lines file (.gz is decompressed), a .parquet file, a directory (its *.jsonl, "
-        "*.jsonl.gz and *.parquet files, recursively), or - for stdin",
+        "*.ndjson, *.jsonl.gz, *.ndjson.gz and *.parquet files, recursively), or - for stdin",
     )
     audit.add_argument(
         "--field",
