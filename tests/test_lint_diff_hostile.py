@@ -46,7 +46,7 @@ def test_a_crafted_file_name_makes_exactly_one_pair_of_headers(tmp_path: Path, n
     ]
 
 
-def test_lone_carriage_returns_end_every_diff_line(tmp_path: Path) -> None:
+def test_lone_carriage_returns_stay_inside_diff_lines(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_bytes(b'x = dict(failure_kind="peer_drop")\ry = 1\r')
     (tmp_path / "b.py").write_bytes(b'z = dict(failure_kind="oom_killed")\r')
     result = run_cli("lint", "--diff", str(tmp_path))
