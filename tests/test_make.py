@@ -75,7 +75,7 @@ def test_make_test_names_the_missing_pythons_and_goes_on(case: str, tmp_path: Pa
 @pytest.mark.skipif(MAKE is None, reason="make test needs make")
 def test_the_first_python_found_gets_every_tool_and_every_test(tmp_path: Path) -> None:
     result = subprocess.run(
-        [str(MAKE), "--no-print-directory", "-n", "test"],
+        [str(MAKE), "--no-print-directory", "--dry-run", "--always-make", "test"],
         cwd=ROOT,
         env=fake_machine(tmp_path, ["3.12", "3.13"], []),
         capture_output=True,
