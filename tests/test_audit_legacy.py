@@ -124,15 +124,18 @@ ACTIONS = {  # what needs action, and the words each line of it must hold
         max_size=30,
     ),
     aliased=st.dictionaries(st.sampled_from(sorted(OLDER_LABELS)), st.sampled_from(REGISTERED), max_size=2),
+    line_bytes=st.sampled_from([80, 1000]),
 )
 def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
-    values: list[object], aliased: dict[str, str]
+    values: list[object], aliased: dict[str, str], line_bytes: int
 ) -> None:
     lines = [
         value.encode() if value == "no json" else json.dumps({"failure_kind": value}).encode()
         for value in values
     ]
-    settings = settings_for("failure_kind", aliased, {"swe_env": ("patch_apply_failed",)})
+    settings = settings_for(
+        "failure_kind", aliased, {"swe_env": ("patch_apply_failed",)}, line_bytes=line_bytes
+    )
     report = audit_lines(lines, "a.jsonl", settings).report()
     text = render_text(report)
     assert max(map(len, text.splitlines())) <= 100
@@ -146,6 +149,7 @@ def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
     assert [line.split()[0] for line in actions] == needed
     for category, line in zip(needed, actions, strict=True):
         assert all(words in " ".join(line.split()) for words in ACTIONS[category]), line
+        assert ("--max-line-bytes" in line) == (category == "unparseable" and report.overlong > 0)
     not_seen = json.loads(render_json(report))["not_seen"]
     assert not_seen == [kind for kind in REGISTERED if kind not in {row.canonical for row in report.kinds}]
     shown = " ".join(text.partition("\nnot seen: ")[2].partition("\n\n")[0].split())

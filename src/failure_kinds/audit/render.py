@@ -117,8 +117,8 @@ def _actions(report: Report, number_width: int) -> list[str]:
         ),
     ):
         if count:
-            where = f"fix its producer; first at {shown_location(first or '')}"
-            found.append((label, count, f"{what}: {where}" + (overlong if label == "unparseable" else "")))
+            where = f"{what}: fix its producer; first at {shown_location(first or '')}"
+            found.append((label, count, where + (overlong if label == "unparseable" else "")))
     if not found:
         return []
     lines = ["needs action:"]

@@ -96,8 +96,7 @@ class Skipped:
     """The entries of the directories walked that are not read: how many, and the first few names."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.names: list[str] = []
+        self.count, self.names = 0, list[str]()
 
     def add(self, name: str) -> None:
         self.count += 1
@@ -106,22 +105,16 @@ class Skipped:
             self.names = sorted(self.names)[:SKIPPED_NAMED]
 
     def note(self, notes: list[str]) -> None:
-        if not self.count:
-            return
         from .render import printable
 
+        one, more = self.count == 1, self.count - min(len(self.names), SKIPPED_NAMED)
         named = ", ".join(printable(name) for name in sorted(self.names)[:SKIPPED_NAMED])
-        more = self.count - min(len(self.names), SKIPPED_NAMED)
         entries = (
-            "1 entry found in a directory is not a"
-            if self.count == 1
-            else f"{self.count:,} entries found in directories are not"
+            "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
         )
-        notes.append(
-            f"{entries} {WALKED} regular {'file' if self.count == 1 else 'files'} and "
-            f"{'was' if self.count == 1 else 'were'} skipped: {named}"
-            + (f" and {more:,} more" if more else "")
-        )
+        files = f"a {WALKED} regular file and was" if one else f"{WALKED} regular files and were"
+        if self.count:
+            notes.append(f"{entries} not {files} skipped: {named}" + (f" and {more:,} more" if more else ""))
 
 
 def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
@@ -192,17 +185,17 @@ def _walk(top: str, skipped: Skipped) -> list[Source]:
 def _what_else(path: str) -> str:
     """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
     try:
-        mode = os.stat(path).st_mode
+        mode = stat.S_IFMT(os.stat(path).st_mode)
     except OSError:
         return " (a dangling symbolic link)" if os.path.islink(path) else ""
-    for test, what in (
-        (stat.S_ISDIR, "link to a directory"),
-        (stat.S_ISFIFO, "FIFO"),
-        (stat.S_ISSOCK, "socket"),
-    ):
-        if test(mode):
-            return f" (a {what})"
-    return "" if stat.S_ISREG(mode) else " (a device)"
+    kinds = {
+        stat.S_IFREG: "",
+        stat.S_IFDIR: "a link to a directory",
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFSOCK: "a socket",
+    }
+    what = kinds.get(mode, "a device")
+    return f" ({what})" if what else ""
 
 
 class Lines(list[bytes]):
