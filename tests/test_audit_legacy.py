@@ -238,7 +238,7 @@ def test_an_alias_overrides_the_built_in_replacement(tmp_path: Path) -> None:
     }
     text = render_text(report)
     assert "-> transport_unreachable (instead of transport_peer_drop)" in text
-    regrouped = "regrouped by canonical kind (registered, aliased and older labels together), where that"
+    regrouped = "regrouped by canonical kind (registered, aliased and older labels together),\nwhere that"
     assert regrouped in text
     # transport_peer_drop, seen once under its own name alone, keeps the count the registered rows show.
     assert [line.split()[0] for line in text.split(regrouped)[1].split("\n\n")[0].splitlines()[1:]] == [

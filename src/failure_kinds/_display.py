@@ -164,3 +164,16 @@ def type_name(value: object) -> str:
         return shown_text(qualname, LIMIT)
     except Exception:
         return "<unnamed type>"
+
+
+def plain(text: str, limit: int = 1000) -> str:
+    """``text`` as is when it is non-empty, printable and unpadded, else ``shown(text, limit)``: a
+    crafted name cannot forge a line of output, and plain names are never cut."""
+    if text and text.isprintable() and text.strip() == text:
+        return text
+    return shown(text, limit)
+
+
+def escaped(text: str, limit: int | None = None) -> str:
+    """``text`` unquoted, every character that is not printable escaped, cut to ``limit`` when given."""
+    return escape(text) if limit is None else shown_text(text, limit)

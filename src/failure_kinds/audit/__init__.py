@@ -16,11 +16,10 @@ Modules, where to look: ``engine`` (the entry point, which engine), ``settings``
 categories, the caps), ``decoding`` (a line -> what it holds at the field), ``sources`` (files,
 directories, stdin, gzip, batches of lines under the line cap), ``reader`` (reading in this process),
 ``partial`` (the mergeable partial report), ``tally`` (counts under the distinct cap, and their merge),
-``wire`` (checked reading of partials sent as JSON), ``received`` (what a partial read from JSON
-may hold), ``report`` (the report built from a partial), ``fields`` (a --field no record has),
-``render`` (text and JSON), ``aliases``, ``progress``, ``errors``; for engines that run tasks apart:
-``tasks`` (cutting the work, merging in order), ``parallel`` (``--jobs``), ``parquet``, ``ray_engine``
-(``--ray``).
+``wire`` (the partial's JSON form, described once and checked), ``report`` (the report built from a
+partial), ``fields`` (a --field no record has), ``render`` (text and JSON), ``aliases``, ``progress``,
+``errors``; for engines that run tasks apart: ``tasks`` (cutting the work, merging in order),
+``parallel`` (``--jobs``), ``parquet``, ``ray_engine`` (``--ray``).
 
 The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
 ---------------------------------------------------------------------

@@ -50,7 +50,7 @@ def merged_aliases(path: str | None, options: Iterable[str]) -> dict[str, str]:
     """The aliases of the ``--aliases`` file ``path`` (None: none) with the ``--alias OLD=NEW`` options
     over them: the command line wins over the file, so one run can correct a file it shares with others.
     One label given two different kinds on the command line is a usage error."""
-    from .render import printable
+    from failure_kinds._display import plain
 
     aliases = load_alias_file(path) if path is not None else {}
     given: dict[str, str] = {}
@@ -58,7 +58,7 @@ def merged_aliases(path: str | None, options: Iterable[str]) -> dict[str, str]:
         old, new = parse_alias_option(option)
         if given.setdefault(old, new) != new:
             raise AuditError(
-                f"--alias {printable(old)} is given twice, as {printable(given[old])} and as {printable(new)}"
+                f"--alias {plain(old)} is given twice, as {plain(given[old])} and as {plain(new)}"
             )
     aliases.update(given)
     return aliases
@@ -68,9 +68,9 @@ def load_alias_file(path: str) -> dict[str, str]:
     """The ``[aliases]`` table of a TOML file: ``old = "new"`` lines."""
     import tomllib
 
-    from .render import printable
+    from failure_kinds._display import plain
 
-    shown = printable(path)
+    shown = plain(path)
     try:
         with open(path, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import re
 
+from failure_kinds._display import plain
+
 from .errors import AuditError
-from .render import printable
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
 from .sources import expand_inputs, is_uri
 
@@ -63,8 +64,7 @@ def audit(
     ``jobs``: worker processes (None: one per available core); inputs under PARALLEL_MIN_BYTES in all
     are read in this process unless ``chunk_bytes`` (the size of a byte range) is given. ``ray``: run on
     the Ray cluster at that address instead ("": the one ``ray.init()`` finds or starts). ``tune_memory``:
-    keep freed memory in this process (``parallel.keep_freed_memory``), as the command does; a
-    process-wide setting, so off by default for callers. ``distinct_limit``, ``value_chars`` and
+    accepted and ignored (it once tuned the C allocator). ``distinct_limit``, ``value_chars`` and
     ``line_bytes`` are the caps (see ``AuditSettings``).
 
     AuditError for arguments that cannot be audited (a usage error), before anything is read.
@@ -81,7 +81,7 @@ def audit(
         uri = next((item for item in inputs if is_uri(item) and not os.path.exists(item)), None)
         if uri is not None:
             raise AuditError(
-                f"{printable(uri)}: URIs are read with --ray (the ray extra); without it, give local "
+                f"{plain(uri)}: URIs are read with --ray (the ray extra); without it, give local "
                 "files, directories or - for stdin"
             )
     settings = settings_for(
@@ -107,10 +107,8 @@ def audit(
             chunk_bytes=chunk_bytes,
         )
     else:
-        from .parallel import audit_jobs, default_jobs, keep_freed_memory
+        from .parallel import audit_jobs, default_jobs
 
-        if tune_memory:
-            keep_freed_memory()
         sources = expand_inputs(inputs, notes)
         merged = audit_jobs(
             sources,

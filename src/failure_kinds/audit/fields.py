@@ -67,13 +67,11 @@ def check_field(report: Report, sources: Sequence[Source], settings: AuditSettin
     probe = probe_sources(sources, segments)
     if probe.present or not probe.objects:
         return  # the field is there (null), or no record that could hold it was looked at
-    from failure_kinds._display import shown_text
-
-    from .render import printable
+    from failure_kinds._display import escaped, plain
 
     report.field_missing = True
     report.field_suggestion = closest_path(settings.field, list(probe.paths or ()))
-    field = printable(settings.field)
+    field = plain(settings.field)
     if probe.records >= report.records:
         note = f"no record has the field {field}"
     else:
@@ -82,16 +80,16 @@ def check_field(report: Report, sources: Sequence[Source], settings: AuditSettin
             "kind there"
         )
     if report.field_suggestion is not None:
-        note += f"; did you mean {shown_text(report.field_suggestion, PATH_CHARS)}?"
+        note += f"; did you mean {escaped(report.field_suggestion, PATH_CHARS)}?"
     elif probe.dotted is not None:
         note += (
-            f'; the records have a key "{shown_text(probe.dotted, PATH_CHARS)}" containing dots, which '
+            f'; the records have a key "{escaped(probe.dotted, PATH_CHARS)}" containing dots, which '
             "--field cannot name because a dot separates levels"
         )
     elif not probe.paths:
         note += "; the records looked at have no field that --field can name"
     else:
-        named = ", ".join(shown_text(path, PATH_CHARS) for path in list(probe.paths)[:NAMED])
+        named = ", ".join(escaped(path, PATH_CHARS) for path in list(probe.paths)[:NAMED])
         note += f"; the records have {named}" + (", ..." if len(probe.paths) > NAMED else "")
     report.notes.append(note)
 
@@ -104,7 +102,7 @@ def check_objects(report: Report, settings: AuditSettings) -> None:
         return
     if not report.records and report.files and all(file.error is not None for file in report.files):
         return
-    from .render import printable
+    from failure_kinds._display import plain
 
     report.field_missing = True
     if report.records:
@@ -113,7 +111,7 @@ def check_objects(report: Report, settings: AuditSettings) -> None:
         why = "no input holds a record"
     else:
         why = "no input file was found"
-    report.notes.append(f"{why}, so --field {printable(settings.field)} was never seen")
+    report.notes.append(f"{why}, so --field {plain(settings.field)} was never seen")
 
 
 def closest_path(field: str, paths: Sequence[str]) -> str | None:

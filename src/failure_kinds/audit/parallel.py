@@ -3,8 +3,8 @@
 The tasks (see ``tasks``) run in batches in worker processes, which send their partial reports back
 pickled to be merged in input order. Each worker holds one batch of lines and one partial at a time: its
 memory does not grow with the input. Workers are no more than the batches and than the descriptors this
-process may still open (``worker_limit``); when a worker cannot start (no descriptor or process left),
-those already started do the work, or this process alone when none could.
+process may still open (``worker_limit``); when not even one fits, this process does the work, and
+when the pool cannot start (no descriptor or process left) the audit stops with one line (exit 2).
 
 Standard input, FIFOs and other inputs that are not regular files can be read only once and only by this
 process: with one of them among the inputs, or with one job, everything is audited here in one pass.
@@ -12,11 +12,9 @@ process: with one of them among the inputs, or with one job, everything is audit
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
-from .decoding import make_decoder
 from .errors import AuditError
 from .partial import PartialReport
 from .reader import read_sources
@@ -28,17 +26,14 @@ from .tasks import (
     batch_size,
     chunk_bytes_for,
     failed_batch,
-    packed,
     plan,
     run_batch,
-    run_batch_packed,
-    unpacked,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections import deque
     from collections.abc import Sequence
+    from multiprocessing.context import BaseContext
     from typing import IO, Final
 
     from .progress import ByteProgress
@@ -77,250 +72,90 @@ def audit_jobs(
 
 
 def runner_for(jobs: int, fast: bool) -> Runner:
-    """Forked workers when that is safe: on Linux, in a process with no other thread (pyarrow, once a
-    Parquet file was planned, runs a thread pool that could hold a lock as the fork copies it)."""
+    """A process pool of ``jobs`` workers, started by ``start_method()``."""
+    import multiprocessing
+
+    return _pool_runner(jobs, fast, multiprocessing.get_context(start_method()))
+
+
+def start_method() -> str:
+    """fork on Linux from a process with no other thread, else forkserver (pyarrow, once imported, runs
+    a thread pool that could hold a lock as a fork copies it); spawn off Linux."""
+    import threading
+
     if sys.platform != "linux":
-        return _pool_runner(jobs, fast, "spawn")
-    try:
-        threads = len(os.listdir("/proc/self/task"))
-    except OSError:
-        threads = 2
-    return _fork_runner(jobs, fast) if threads == 1 else _pool_runner(jobs, fast, "forkserver")
+        return "spawn"
+    if threading.active_count() == 1 and "pyarrow" not in sys.modules:
+        return "fork"
+    return "forkserver"
 
 
-def _pool_runner(jobs: int, fast: bool, method: str = "spawn") -> Runner:
-    """A process pool whose workers start by ``method``: spawn off Linux, forkserver in a process whose
-    other threads could hold a lock at the moment of a fork."""
-
+def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
     def run(
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
-        import concurrent.futures
-        import multiprocessing
-
         workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
         if workers == 0:
             return run_here(batches, settings, pins, meter, fast)
+        import multiprocessing
+
         merge = OrderedMerge()
+        before = set(multiprocessing.active_children())
         try:
-            with concurrent.futures.ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context(method),
-                initializer=keep_freed_memory,
-            ) as pool:
-                futures = {
-                    pool.submit(run_batch_packed, batch, settings, pins, fast): index
-                    for index, batch in enumerate(batches)
-                }
-                for future in concurrent.futures.as_completed(futures):
-                    index = futures[future]
-                    try:
-                        partial = unpacked(future.result())
-                    except concurrent.futures.process.BrokenProcessPool:
-                        error = "a worker process died while reading"
-                        partial = failed_batch(batches[index], settings, error)
-                    merge.add(index, partial)
-                    meter.advance(batch_size(batches[index]))
+            everything = range(len(batches))
+            lost = _run_pool(batches, everything, workers, context, settings, pins, fast, merge, meter)
+            # A worker that died broke the pool and every batch it still held: each of those runs again
+            # alone, so only the batch that kills its worker fails.
+            for index in lost:
+                if _run_pool(batches, [index], 1, context, settings, pins, fast, merge, meter):
+                    merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
         except OSError as error:  # no descriptor or process left to start a worker
+            for child in multiprocessing.active_children():
+                if child not in before:  # those of this pool that did start
+                    child.terminate()
             raise AuditError(_cannot_start(jobs, error)) from None
         return merge.result(settings)
 
     return run
 
 
-def _fork_runner(jobs: int, fast: bool) -> Runner:
-    """Worker processes forked directly, each fed one task at a time through a pipe: what the process
-    pool does, without its 20 ms of imports and set-up (3% of the benchmark file's run). Linux only."""
-
-    def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
-    ) -> PartialReport:
-        import select
-        from collections import deque
-
-        if fast:
-            # Imported here, once, so every forked worker starts with msgspec loaded: ~10 ms less per
-            # worker before its first range (1.5% of the benchmark file's run with --jobs 2).
-            make_decoder(settings.field.split("."), fast)
-        merge = OrderedMerge()
-        pending = deque(range(len(batches)))
-        workers: dict[int, _Worker] = {}  # by the descriptor their results arrive on
-        try:
-            for _ in range(worker_limit(jobs, len(batches), _FORK_DESCRIPTORS)):
-                try:
-                    worker = _Worker.start(batches, settings, pins, fast, list(workers.values()))
-                except OSError:  # out of descriptors or processes after all: the workers so far do it
-                    break
-                workers[worker.results] = worker
-                worker.take(pending)
-            if not workers:
-                return run_here(batches, settings, pins, meter, fast)
-            # poll, not select: select cannot watch a descriptor numbered past 1023.
-            poller = select.poll()
-            for fd in workers:
-                poller.register(fd, select.POLLIN)
-            while any(worker.task is not None for worker in workers.values()):
-                for fd, _ in poller.poll():
-                    worker = workers[fd]
-                    index = worker.task
-                    if index is None:
-                        poller.unregister(fd)
-                        continue
-                    text = worker.receive()
-                    if text is None:  # the worker died: its batch fails, the others take the rest
-                        poller.unregister(fd)
-                        merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
-                        continue
-                    merge.add(index, unpacked(text))
-                    meter.advance(batch_size(batches[index]))
-                    worker.take(pending)
-            for index in pending:  # left over only when every worker died
-                merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
-        finally:
-            # Every worker is told to leave before any is waited for, so they exit together rather
-            # than one after the other (the 1.2 GB file: from the last result to the last exit,
-            # 3.1 ms -> 1.5 ms).
-            for worker in workers.values():
-                worker.close()
-            for worker in workers.values():
-                worker.wait()
-        return merge.result(settings)
-
-    return run
-
-
-class _Worker:
-    """One forked worker: batch numbers go in through one pipe, partial reports (packed) come back
-    through the other, each behind its length."""
-
-    def __init__(self, pid: int, tasks: int, results: int) -> None:
-        self.pid: int = pid
-        self.tasks: int = tasks
-        self.results: int = results
-        self.task: int | None = None
-        self.alive: bool = True
-
-    @classmethod
-    def start(
-        cls,
-        batches: Sequence[Batch],
-        settings: AuditSettings,
-        pins: Pins | None,
-        fast: bool,
-        others: list[_Worker],
-    ) -> _Worker:
-        """Fork a worker; OSError (nothing left open) when its pipes or its process cannot be made."""
-        task_read, task_write = os.pipe()
-        try:
-            result_read, result_write = os.pipe()
-        except OSError:
-            os.close(task_read)
-            os.close(task_write)
-            raise
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (task_read, task_write, result_read, result_write):
-                os.close(fd)
-            raise
-        if pid == 0:  # the worker: serve tasks until the pipe closes, then leave without cleanup
-            code = 0
-            try:
-                os.close(task_write)
-                os.close(result_read)
-                for other in others:
-                    if other.tasks >= 0:  # not already told to leave
-                        os.close(other.tasks)
-                    os.close(other.results)
-                keep_freed_memory()
-                _serve(task_read, result_write, batches, settings, pins, fast)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(task_read)
-        os.close(result_write)
-        return cls(pid, task_write, result_read)
-
-    def take(self, pending: deque[int]) -> None:
-        """Hand this worker the next pending task, if any (and while it lives). With none left it is
-        told to leave at once: it exits while the others finish their last tasks. (Pending tasks never
-        come back once none are left: a task goes back only when handing it over fails.)"""
-        self.task = None
-        while self.alive and pending:
-            index = pending.popleft()
-            try:
-                os.write(self.tasks, index.to_bytes(8, "little"))
-            except OSError:  # it died: the task goes back for another worker
-                self.alive = False
-                pending.appendleft(index)
-                return
-            self.task = index
-            return
-        if not pending:
-            self.close()
-
-    def receive(self) -> bytes | None:
-        """The result of the task in hand, or None when the worker died instead."""
-        header = _read_exactly(self.results, 8)
-        body = None if header is None else _read_exactly(self.results, int.from_bytes(header, "little"))
-        if body is None:
-            self.alive = False
-            self.task = None
-            return None
-        return body
-
-    def close(self) -> None:
-        """Close its task pipe, so it leaves when it has read every task sent (again: nothing)."""
-        if self.tasks >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.tasks)
-            self.tasks = -1
-
-    def wait(self) -> None:
-        """Close its result pipe and wait for it to exit."""
-        self.close()
-        with contextlib.suppress(OSError):
-            os.close(self.results)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-
-
-def _serve(
-    task_read: int,
-    result_write: int,
+def _run_pool(
     batches: Sequence[Batch],
+    indexes: Sequence[int],
+    workers: int,
+    context: BaseContext,
     settings: AuditSettings,
     pins: Pins | None,
     fast: bool,
-) -> None:
-    while True:
-        header = _read_exactly(task_read, 8)
-        if header is None:
-            return
-        batch = batches[int.from_bytes(header, "little")]
-        try:
-            partial = run_batch(batch, settings, pins, fast)
-        except MemoryError:
-            partial = failed_batch(batch, settings, "out of memory while reading")
-        result = packed(partial)
-        message = len(result).to_bytes(8, "little") + result
-        view = memoryview(message)
-        while view:
-            written = os.write(result_write, view)
-            view = view[written:]
+    merge: OrderedMerge,
+    meter: ByteProgress,
+) -> list[int]:
+    """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
+    worker died (in order)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost: list[int] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(_work, batches[index], settings, pins, fast): index for index in indexes}
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                partial = future.result()
+            except BrokenProcessPool:
+                lost.append(index)
+                continue
+            merge.add(index, partial)
+            meter.advance(batch_size(batches[index]))
+    return sorted(lost)
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    """``size`` bytes from ``fd``, or None when it ends first."""
-    parts: list[bytes] = []
-    while size:
-        part = os.read(fd, min(size, 1 << 20))
-        if not part:
-            return None
-        parts.append(part)
-        size -= len(part)
-    return b"".join(parts)
+def _work(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
+    """What a worker does with a batch: its partial, which the pool sends back pickled."""
+    try:
+        return run_batch(batch, settings, pins, fast)
+    except MemoryError:
+        return failed_batch(batch, settings, "out of memory while reading")
 
 
 def run_here(
@@ -334,9 +169,8 @@ def run_here(
     return merge.result(settings)
 
 
-# Descriptors each worker keeps open in this process: its two pipe ends (forked), or its pipe, sentinel
-# and the pool's share of queues (a process pool); a few more stay free for this process's own use.
-_FORK_DESCRIPTORS: Final = 2
+# Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of
+# the pool's queues); a few more stay free for this process's own use.
 _POOL_DESCRIPTORS: Final = 4
 _SPARE_DESCRIPTORS: Final = 16
 
@@ -351,15 +185,18 @@ def worker_limit(jobs: int, batches: int, per_worker: int) -> int:
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     except (ImportError, OSError, ValueError):  # not POSIX
         return wanted
-    if soft == resource.RLIM_INFINITY:
-        return wanted
-    try:
-        in_use = len(os.listdir("/proc/self/fd")) - 1  # less the descriptor that lists them
-    except OSError:
-        in_use = 3
-    # A forked worker inherits this process's descriptors and opens one file at a time, so what fits
-    # here fits there.
+    if soft == resource.RLIM_INFINITY or soft > wanted * per_worker + 1024:
+        return wanted  # room enough whatever this process holds open
+    in_use = sum(_is_open(fd) for fd in range(soft))
     return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // per_worker))
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 def _cannot_start(jobs: int, error: OSError) -> str:
@@ -369,29 +206,3 @@ def _cannot_start(jobs: int, error: OSError) -> str:
         f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
         "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
     )
-
-
-# mallopt's parameter numbers (glibc's malloc.h).
-_M_TRIM_THRESHOLD: Final = -1
-_M_MMAP_THRESHOLD: Final = -3
-
-
-def keep_freed_memory() -> None:
-    """Keep freed memory in the process instead of handing it back to the kernel (glibc only).
-
-    Reading allocates a buffer of about a megabyte per batch. By default glibc maps such buffers afresh
-    and unmaps them when freed, so every batch pays a page fault per 4 KB: a sixth of a worker's time
-    on the benchmark file. With these thresholds the same heap memory serves batch after batch; the
-    process's peak memory is what it was, it is only not given back until the process ends. Called in
-    worker processes, which exist only for the audit, and by the command for its own process.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt  # the C library this process already uses
-    except (OSError, AttributeError):  # not glibc (musl has no mallopt): nothing to tune
-        return
-    mallopt(_M_MMAP_THRESHOLD, 64 << 20)
-    mallopt(_M_TRIM_THRESHOLD, 256 << 20)

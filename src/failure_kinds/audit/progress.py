@@ -46,9 +46,9 @@ class Progress(_StatusLine):
     def update(self, display: str, records: int) -> None:
         now = time.monotonic()
         if self._due(now):
-            from .render import printable
+            from failure_kinds._display import plain
 
-            self._show(f"reading {printable(display, 200)}: {records:,} records", now)
+            self._show(f"reading {plain(display, 200)}: {records:,} records", now)
 
 
 class ByteProgress(_StatusLine):

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import textwrap
 
+from failure_kinds._display import plain
+
+printable = plain  # the name the package exported before plain
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
@@ -16,28 +20,14 @@ if TYPE_CHECKING:
 VALUE_WIDTH: Final = 60
 # The text report lists every file that failed and at most this many of the others.
 FILES_LISTED: Final = 20
-# A name that has to be quoted and escaped is cut to this many characters.
-_NAME_LIMIT: Final = 1000
 # The text report's lines wrap at this many columns (a single word longer than that, a path, stays whole).
 COLUMNS: Final = 100
-
-
-def printable(value: str, limit: int = _NAME_LIMIT) -> str:
-    """``value`` as is when it is plain text, else quoted, escaped and cut to ``limit`` characters, so no
-    control character, line break or escape sequence reaches a terminal raw, a crafted name cannot
-    forge a line of output, and characters that cannot be encoded (a file name that is not UTF-8)
-    never break it."""
-    if value and value.isprintable() and value.strip() == value:
-        return value
-    from failure_kinds._display import shown
-
-    return shown(value, limit)
 
 
 def shown_location(location: str) -> str:
     """A ``path:line`` as printed: the path part escaped like any name."""
     path, separator, line = location.rpartition(":")
-    return printable(path) + separator + line if separator else printable(location)
+    return plain(path) + separator + line if separator else plain(location)
 
 
 def plural(count: int, word: str) -> str:
@@ -199,7 +189,8 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         ]
         together = ", ".join(parts[:-1]) + " and " + parts[-1]
         lines.append("")
-        lines.append(f"regrouped by canonical kind ({together} together), where that changes the count:")
+        header = f"regrouped by canonical kind ({together} together), where that changes the count:"
+        lines.extend(header.replace(" where", "\nwhere").split("\n") if len(header) > COLUMNS else [header])
         top = max(totals.values())
         for kind, count in changed.items():
             lines.extend(row_line(kind, count, top))
@@ -216,7 +207,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         # Every file that failed, and the first FILES_LISTED that did not: a directory of a hundred
         # thousand files must not turn the summary into a file listing (the JSON report has them all).
         listed = [file for index, file in enumerate(report.files) if file.error or index < FILES_LISTED]
-        shown_paths = [printable(file.path) for file in listed]
+        shown_paths = [plain(file.path) for file in listed]
         path_width = max(len(path) for path in shown_paths)
         for path, file in zip(shown_paths, listed, strict=True):
             line = f"  {path:<{path_width}}  {plural(file.records, 'record')}"
@@ -254,9 +245,9 @@ def _row_notes(row: KindRow) -> list[str]:
 
 def _error(message: str) -> str:
     """Why a file failed, escaped: the words may come from another machine (a partial read back)."""
-    from failure_kinds._display import escape
+    from failure_kinds._display import escaped
 
-    return escape(message)
+    return escaped(message)
 
 
 def _row_label(row: KindRow) -> str:
@@ -267,7 +258,7 @@ def _row_label(row: KindRow) -> str:
 
 def _shown_value(value: str) -> str:
     """A value or server name cut to the table's width (plain text is not cut by printable)."""
-    shown = printable(value, VALUE_WIDTH)
+    shown = plain(value, VALUE_WIDTH)
     if len(shown) > VALUE_WIDTH:
         shown = shown[: VALUE_WIDTH - 3] + "..."
     return shown

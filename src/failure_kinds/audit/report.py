@@ -9,24 +9,18 @@ from dataclasses import dataclass
 import failure_kinds
 
 from .settings import (
-    ALIASED,
     LEGACY,
     NAMESPACED,
-    REGISTERED,
     UNDECLARED,
     UNREGISTERED,
     shorten,
-    shown_value,
 )
-from .tally import spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .partial import PartialReport
     from .settings import AuditSettings
-    from .wire import Location
 
 
 @dataclass
@@ -162,70 +156,13 @@ class Report:
         }
 
 
-def build_report(partial: PartialReport) -> Report:
-    settings = partial.settings
-    report = Report(settings.field)
-    report.records = partial.records
-    report.with_kind = partial.with_kind
-    report.without_kind = partial.without_kind
-    report.invalid = partial.invalid
-    report.unparseable = partial.unparseable
-    report.first_invalid = partial.location(partial.first_invalid)
-    report.first_unparseable = partial.location(partial.first_unparseable)
-    report.overlong = partial.overlong
-    report.first_overlong = partial.location(partial.first_overlong)
-    values = partial.values
-    overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
-    name_of = _names(settings)
-    rows: list[KindRow] = []
-    for key, count in values.counts.items():
-        category = values.categories[key]
-        first = values.first[key]
-        if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
-            spill(overflow, category, count, first)
-            continue
-        value, length = shown_value(key, settings.value_chars)
-        row = KindRow(value, count, category, partial.location(first) or "", length)
-        if category == REGISTERED:
-            row.canonical = name_of(key)
-            row.replacement = _successor(row.canonical)
-        elif category in (ALIASED, LEGACY):
-            name = name_of(key)
-            _describe_older(row, name)
-            if category == ALIASED:
-                row.canonical = None if name is None else settings.aliases.get(name)
-        elif category == UNDECLARED:
-            row.suggestion = _closest_declared(value, settings.namespaces)
-        elif category == UNREGISTERED:
-            row.suggestion = failure_kinds.suggest(value)
-        rows.append(row)
-    rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
-    for category in sorted(overflow, key=_CATEGORY_ORDER.index):
-        count, first = overflow[category]
-        rows.append(KindRow(None, count, category, partial.location(first) or ""))
-    report.kinds = rows
-    servers = partial.servers
-    namespaces: dict[str, int] = {}
-    namespaces_overflow = sum(count for count, _ in servers.overflow.values())
-    for server, count in servers.counts.items():
-        if server in servers.extras:
-            namespaces_overflow += count
-        else:
-            shown = shown_value(server, settings.value_chars)[0]
-            namespaces[shown] = namespaces.get(shown, 0) + count
-    report.namespaces = dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0])))
-    report.namespaces_overflow = namespaces_overflow
-    report.files = [FileReport(part.path, part.records, part.error) for part in partial.files]
-    return report
+CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
-_CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
-
-
-def _names(settings: AuditSettings) -> Callable[[str], str | None]:
+def names(settings: AuditSettings) -> Callable[[str], str | None]:
     """The name a kept key of a registered, aliased or older label stands for. Such a name longer than the
     value cut is kept under its cut key, so the cut keys of every known name are made once, when first
-    needed (a partial read back holds no other cut key in those categories, see ``received``)."""
+    needed (a partial read back holds no other cut key in those categories, see ``wire``)."""
     limit = settings.value_chars
     cut: dict[str, str] = {}
 
@@ -242,7 +179,7 @@ def _names(settings: AuditSettings) -> Callable[[str], str | None]:
     return name_of
 
 
-def _successor(name: str | None) -> str | None:
+def successor(name: str | None) -> str | None:
     """The kind that replaces the registered kind ``name`` when it is deprecated, else None."""
     if name is None or name not in failure_kinds.FAILURE_KINDS:
         return None
@@ -250,7 +187,7 @@ def _successor(name: str | None) -> str | None:
     return None if successor is None else successor.value
 
 
-def _describe_older(row: KindRow, name: str | None) -> None:
+def describe_older(row: KindRow, name: str | None) -> None:
     """An older label's replacement and note; for a legacy row (no alias) the replacement is canonical."""
     from failure_kinds.history import older_label
 
@@ -262,7 +199,7 @@ def _describe_older(row: KindRow, name: str | None) -> None:
         row.canonical = older.replacement
 
 
-def _closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
+def closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
     """The declared ``server:kind`` an undeclared value most likely meant."""
     from failure_kinds._suggest import suggest_any
 

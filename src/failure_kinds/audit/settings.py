@@ -4,13 +4,14 @@ checked once by ``settings_for``; the categories a value falls in; how a kept va
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
+from typing import cast
 
 from failure_kinds._runtime import category
 
 from .aliases import check_aliases
 from .errors import AuditError
-from .wire import integer, mapping, sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ LEGACY: Final = "legacy"  # an older label (failure_kinds.history): bounded by t
 UNREGISTERED: Final = "unregistered"
 CAPPED: Final = frozenset({NAMESPACED, UNDECLARED, UNREGISTERED})
 SERVER: Final = "server"  # the one category of the per-server totals
+# What follows the NUL of a cut key (see shorten): the full length and a 24-digit digest.
+_CUT_TAIL: Final = re.compile(r"([1-9][0-9]{0,18}):[0-9a-f]{24}")
 
 
 def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str:
@@ -103,17 +106,41 @@ class AuditSettings:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> AuditSettings:
-        return cls(
-            field=str(data["field"]),
-            aliases={str(old): str(new) for old, new in mapping(data["aliases"]).items()},
-            namespaces={
-                str(server): tuple(str(kind) for kind in sequence(kinds))
-                for server, kinds in mapping(data["namespaces"]).items()
-            },
-            distinct_limit=integer(data["distinct_limit"]),
-            value_chars=integer(data["value_chars"]),
-            line_bytes=integer(data["line_bytes"]),
-        )
+        """The settings of JSON that ``wire.check_partial`` checked."""
+        fields = [data[field.name] for field in dataclasses.fields(cls)]
+        return cls(*fields)  # type: ignore[arg-type]
+
+
+def key_problem(settings: AuditSettings, key: str, category: str, server: bool) -> tuple[int, str] | None:
+    """Why a kept ``key`` (of the per-server totals when ``server``) cannot be of ``category`` under
+    ``settings``: (0, why) for the key, (2, why) for its category; None: it can. A cut key keeps too
+    little of its value to say its category, except that a registered kind, an older label or an alias
+    cut the same way has the same key (an alias over an older label wins)."""
+    from failure_kinds._display import shown
+
+    limit = settings.value_chars
+    tail = _CUT_TAIL.fullmatch(key, limit + 1) if len(key) > limit else None
+    if len(key) > limit and (key[limit] != "\x00" or tail is None or int(tail[1]) <= limit):
+        return 0, f"longer than {limit} characters, but not a cut value's key"
+    if server or category not in (REGISTERED, NAMESPACED, UNDECLARED, ALIASED, LEGACY, UNREGISTERED):
+        expected = SERVER if server else "a category"
+        return None if category == SERVER and server else (2, f"{shown(category, 80)} is not {expected}")
+    if len(key) <= limit:
+        expected = settings.category(key)
+        return None if category == expected else (2, f"{shown(key, 80)} is {expected}, not {category}")
+    import failure_kinds
+    from failure_kinds.history import OLDER_LABELS
+
+    cut = {shorten(name, limit): REGISTERED for name in failure_kinds.FAILURE_KINDS}
+    cut.update((shorten(name, limit), LEGACY) for name in OLDER_LABELS)
+    cut.update((shorten(name, limit), ALIASED) for name in settings.aliases)
+    named = cut.get(key)
+    if named is not None and category != named:
+        return 2, f"the key of a cut value is {named}, not {category}"
+    if named is None and category in (REGISTERED, LEGACY, ALIASED):
+        what = "older label" if category == LEGACY else f"{category} kind"
+        return 2, f"a cut value that is no {what} is counted as one"
+    return None
 
 
 def settings_for(
@@ -159,7 +186,10 @@ class Pins:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Pins:
-        return cls(
-            (str(value) for value in sequence(data["values"])),
-            (str(server) for server in sequence(data["servers"])),
-        )
+        values, servers = data["values"], data["servers"]
+        for names in (values, servers):
+            if not isinstance(names, list) or any(
+                type(name) is not str for name in cast("list[object]", names)
+            ):
+                raise ValueError("pins: expected lists of strings")
+        return cls(cast("list[str]", values), cast("list[str]", servers))

@@ -74,7 +74,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
     entry of a directory is named in one note. Each file is read once (see ``read_once``)."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
-    from .render import printable
+    from failure_kinds._display import plain
 
     sources: list[Source] = []
     skipped = Skipped()
@@ -84,7 +84,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
         elif os.path.isdir(item):
             found = _walk(item, skipped)
             if not found:
-                notes.append(f"{printable(item)}: no {WALKED} files in this directory")
+                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
             sources.extend(found)
         else:
             sources.append(Source(item, item))
@@ -96,7 +96,8 @@ class Skipped:
     """The entries of the directories walked that are not read: how many, and the first few names."""
 
     def __init__(self) -> None:
-        self.count, self.names = 0, list[str]()
+        self.count: int = 0
+        self.names: list[str] = []
 
     def add(self, name: str) -> None:
         self.count += 1
@@ -105,10 +106,10 @@ class Skipped:
             self.names = sorted(self.names)[:SKIPPED_NAMED]
 
     def note(self, notes: list[str]) -> None:
-        from .render import printable
+        from failure_kinds._display import plain
 
         one, more = self.count == 1, self.count - min(len(self.names), SKIPPED_NAMED)
-        named = ", ".join(printable(name) for name in sorted(self.names)[:SKIPPED_NAMED])
+        named = ", ".join(plain(name) for name in sorted(self.names)[:SKIPPED_NAMED])
         entries = (
             "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
         )

@@ -43,7 +43,7 @@ Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", Byt
 
 # A plain file is cut into ranges of about this many bytes at most, and at least MIN_CHUNK_BYTES: many
 # ranges per worker keep the workers busy to the end (a worker left alone works on one small range at
-# most), while each range costs a task and a partial to merge, a few milliseconds.
+# most), while each range costs a task and a partial to merge.
 MAX_CHUNK_BYTES: Final = 64 << 20
 MIN_CHUNK_BYTES: Final = 8 << 20
 CHUNKS_PER_JOB: Final = 4
@@ -341,9 +341,8 @@ def run_batch_packed(batch: Batch, settings: AuditSettings, pins: Pins | None, f
 
 
 def packed(partial: PartialReport) -> bytes:
-    """A worker's partial as bytes for its driver. Pickled, not JSON: the two are the same program, and
-    a part that holds 30,000 distinct values is read back ten times faster (JSON, with every field
-    checked, is for partials from elsewhere: ``PartialReport.from_json``)."""
+    """A worker's partial as bytes for its driver. Pickled, not JSON: the two are the same program
+    (JSON, with every field checked, is for partials from elsewhere: ``PartialReport.from_json``)."""
     return pickle.dumps(partial, protocol=pickle.HIGHEST_PROTOCOL)
 
 
