@@ -18,7 +18,7 @@ from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import failure_kinds.audit.parallel as parallel
+import failure_kinds.audit.engine as parallel
 import failure_kinds.audit.tasks as tasks_module
 from failure_kinds.audit import (
     AuditSettings,
@@ -33,7 +33,7 @@ from failure_kinds.audit import (
     settings_for,
 )
 from failure_kinds.audit.fields import check_objects
-from failure_kinds.audit.progress import ByteProgress
+from failure_kinds.audit.render import ByteProgress
 from failure_kinds.audit.tally import Tally
 from failure_kinds.audit.tasks import OrderedMerge, audit_tasks, batched, changed_error, plan
 
@@ -247,7 +247,7 @@ def test_many_jobs_under_a_low_descriptor_limit_give_the_report(tmp_path: Path, 
 
 WORKER_LIMIT_PROBE = """
 import resource
-from failure_kinds.audit.parallel import worker_limit
+from failure_kinds.audit.engine import worker_limit
 _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (48, hard))
 print(worker_limit(300, 1000, 2), worker_limit(300, 5, 2), worker_limit(300, 1000, 100))
@@ -455,7 +455,7 @@ def test_a_parquet_file_replaced_after_planning_is_named(tmp_path: Path) -> None
 CHANGED_AFTER_PLANNING = """
 import sys
 import failure_kinds.audit.engine as engine
-import failure_kinds.audit.parallel as parallel
+import failure_kinds.audit.engine as parallel
 from failure_kinds.cli import main
 
 engine.PARALLEL_MIN_BYTES = 0  # the small file below is cut into ranges for the workers

@@ -20,11 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds.audit import Report, audit, expand_inputs, render_json, settings_for
+from failure_kinds.audit.engine import default_jobs
 from failure_kinds.audit.fields import check_field, check_objects
-from failure_kinds.audit.parallel import default_jobs
-from failure_kinds.audit.progress import ByteProgress
-from failure_kinds.audit.reader import read_sources
-from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan
+from failure_kinds.audit.render import ByteProgress
+from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan, read_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -295,7 +294,7 @@ def test_jobs_and_ray_together_are_a_usage_error(tmp_path: Path) -> None:
 
 def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dying: set[int]) -> Report:
     """Two copies of a file cut into ranges, where the workers running the ``dying`` tasks die."""
-    import failure_kinds.audit.parallel as parallel
+    import failure_kinds.audit.engine as parallel
 
     path = write_big(tmp_path / "big.jsonl", 400)
     copy = write_big(tmp_path / "copy.jsonl", 400)  # a file of its own: one path twice is read once
@@ -344,7 +343,7 @@ def test_when_every_worker_dies_the_ranges_left_run_again_and_nothing_hangs(
 
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
 def test_the_process_pools_give_the_one_pass_report_too(tmp_path: Path, method: str) -> None:
-    from failure_kinds.audit.parallel import _pool_runner
+    from failure_kinds.audit.engine import _pool_runner
 
     path = write_big(tmp_path / "big.jsonl", 300)
     tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
@@ -356,9 +355,9 @@ def test_the_process_pools_give_the_one_pass_report_too(tmp_path: Path, method: 
 def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
     import threading
 
-    from failure_kinds.audit.parallel import start_method
+    from failure_kinds.audit.engine import start_method
 
-    probe = "from failure_kinds.audit.parallel import start_method; print(start_method())"
+    probe = "from failure_kinds.audit.engine import start_method; print(start_method())"
     alone = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert alone.stdout == "fork\n"
     stop = threading.Event()

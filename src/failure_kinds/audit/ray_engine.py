@@ -20,15 +20,15 @@ import logging
 from failure_kinds._display import plain
 
 from .errors import AuditError, describe_read_error
-from .identity import Identity, changed_error
 from .partial import PartialReport
-from .reader import count_input
 from .settings import AuditSettings, Pins
 from .sources import (
     GZIP_MAGIC,
     STDIN,
     WALKED,
+    Identity,
     Skipped,
+    changed_error,
     decompressed,
     expand_inputs,
     is_gzip,
@@ -47,6 +47,7 @@ from .tasks import (
     audit_tasks,
     batch_json,
     batch_size,
+    count_input,
     line_starts,
     packed,
     plan,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO, Any, Final
 
-    from .progress import ByteProgress
+    from .render import ByteProgress
     from .tasks import Batch
 
 INSTALL_HINT: Final = (

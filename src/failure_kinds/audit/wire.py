@@ -80,9 +80,8 @@ def walk(value: object, shape: object, where: str, found: list[tuple[str, Locati
 
 def check_partial(data: object) -> None:
     """ValueError naming the field for anything in ``data`` that a partial report's JSON cannot hold."""
-    from .aliases import check_aliases
     from .errors import AuditError
-    from .settings import CAPPED, NAMESPACED, SERVER, UNDECLARED, AuditSettings, key_problem
+    from .settings import CAPPED, NAMESPACED, SERVER, UNDECLARED, AuditSettings, check_aliases, key_problem
 
     if not isinstance(data, dict) or cast("dict[str, object]", data).get("version") != FORMAT_VERSION:
         raise wrong("version", f"not a partial report of format version {FORMAT_VERSION}")
