@@ -32,7 +32,7 @@ from failure_kinds.audit import (
     render_text,
     settings_for,
 )
-from failure_kinds.audit.fields import check_objects
+from failure_kinds.audit.engine import check_objects
 from failure_kinds.audit.render import ByteProgress
 from failure_kinds.audit.tally import Tally
 from failure_kinds.audit.tasks import OrderedMerge, audit_tasks, batched, changed_error, plan

@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds.audit import Report, audit, expand_inputs, render_json, settings_for
-from failure_kinds.audit.engine import default_jobs
-from failure_kinds.audit.fields import check_field, check_objects
+from failure_kinds.audit.engine import check_field, check_objects, default_jobs
 from failure_kinds.audit.render import ByteProgress
 from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan, read_sources
 

@@ -17,10 +17,10 @@ Modules, in the order of the pipeline (inputs -> lines -> decode -> tally -> rep
 the line cap), ``decoding`` (a line -> what it holds at the field), ``settings`` (the settings, the
 aliases, the categories, the caps), ``tally`` (counts under the distinct cap, and their merge),
 ``partial`` (the mergeable partial report, and the report built from it), ``wire`` (the partial's JSON
-form, described once and checked), ``report`` (the report's rows and totals), ``fields`` (a --field no
-record has), ``render`` (text, JSON and progress lines), ``errors``; the engines: ``tasks`` (cutting the
-work into ranges and batches, the one per-batch function every engine runs, merging in order),
-``engine`` (``audit()``: one process or ``--jobs`` on a process pool), ``parquet``, ``ray_engine``
+form, described once and checked), ``render`` (the report's rows and totals, as text and JSON, and
+progress lines), ``errors``; the engines: ``tasks`` (cutting the work into ranges and batches, the one
+per-batch function every engine runs, merging in order), ``engine`` (``audit()``: one process or
+``--jobs`` on a process pool, and the note on a --field no record has), ``parquet``, ``ray_engine``
 (``--ray``).
 
 The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
@@ -88,8 +88,7 @@ from .decoding import (
 from .engine import audit
 from .errors import AuditError, describe_read_error
 from .partial import FilePart, PartialReport, merge
-from .render import Progress, printable, render_json, render_text
-from .report import FileReport, KindRow, Report
+from .render import FileReport, KindRow, Progress, Report, printable, render_json, render_text
 from .settings import (
     DISTINCT_LIMIT,
     LINE_BYTES,

@@ -22,7 +22,7 @@ import failure_kinds
 
 from . import wire
 from .decoding import BLANK, UNPARSEABLE, hashable, make_decoder
-from .report import (
+from .render import (
     CATEGORY_ORDER,
     FileReport,
     KindRow,
