@@ -544,31 +544,35 @@ FIXABLE = b'x = dict(failure_kind="peer_drop")\n'
 FIXED = FIXABLE.replace(b"peer_drop", b"transport_peer_drop")
 
 
-@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() != 0, reason="changes owners, as root does")
 def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
     import shutil
     import tempfile
 
+    # Root (CI containers, pre-commit in Docker) gives the files another owner and then fixes one as a
+    # third user; anyone else checks the owner and the setuid and setgid bits of their own files.
+    root = os.geteuid() == 0
+    owner = (1234, 5678) if root else (os.geteuid(), os.getegid())
     # Not under tmp_path, whose folders only root may enter.
     folder = Path(tempfile.mkdtemp())
     try:
         folder.chmod(0o777)
         for name in ("kept.py", "other.py"):
             (folder / name).write_bytes(FIXABLE)
-            os.chown(folder / name, 1234, 5678)
+            os.chown(folder / name, *owner)
             (folder / name).chmod(0o6755)
         assert run_cli("lint", "--fix", "kept.py", cwd=folder).returncode == 0
-        # Another user may replace a file in a folder anyone writes to, but not make it theirs.
-        os.seteuid(4321)
-        try:
-            other = run_cli("lint", "--fix", "other.py", cwd=folder)
-        finally:
-            os.seteuid(0)
-        assert other.returncode == 1
-        assert "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written" in other.stderr
+        if root:
+            # Another user may replace a file in a folder anyone writes to, but not make it theirs.
+            os.seteuid(4321)
+            try:
+                other = run_cli("lint", "--fix", "other.py", cwd=folder)
+            finally:
+                os.seteuid(0)
+            assert other.returncode == 1
+            assert "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written" in other.stderr
         for name, content in (("kept.py", FIXED), ("other.py", FIXABLE)):
             status = (folder / name).stat()
-            assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (1234, 5678, 0o6755)
+            assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (*owner, 0o6755)
             assert (folder / name).read_bytes() == content
         assert sorted(os.listdir(folder)) == ["kept.py", "other.py"]
     finally:
