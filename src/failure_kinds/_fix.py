@@ -92,14 +92,14 @@ def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
     and lines end at line feeds only, as ``patch`` and ``git apply`` read them."""
     import difflib
 
-    from failure_kinds._display import shown_text
+    from failure_kinds._display import escaped
 
     # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks;
     # a tab ends a name holding a space, which would end it otherwise.
     if ".." not in path.split(os.sep):
         # git apply refuses a "." in a name (./a.py); a ".." stays, as a link may lead elsewhere.
         path = os.path.normpath(path)
-    name = os.fsencode(path if path.isprintable() else shown_text(path, 1000))
+    name = os.fsencode(path if path.isprintable() else escaped(path, 1000))
     end = b"\t\n" if b" " in name else b"\n"
     old, new = _BYTE_LINE.findall(before), _BYTE_LINE.findall(after)
     hunks = list(difflib.diff_bytes(difflib.unified_diff, old, new))[2:]

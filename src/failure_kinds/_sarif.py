@@ -59,11 +59,9 @@ def _rule(code: str, meaning: lint.Code) -> dict[str, object]:
 def _result(
     finding: Finding, codes: list[str], root: str, fixable: set[tuple[str, Fix]]
 ) -> dict[str, object]:
-    message = finding.message
-    if not message.isprintable():
-        from failure_kinds._display import escape
+    from failure_kinds._display import escaped
 
-        message = escape(message)
+    message = escaped(finding.message)
     artifact = _artifact(finding.path, root)
     region: dict[str, int] = {"startLine": finding.line, "startColumn": finding.col}
     if finding.end is not None:

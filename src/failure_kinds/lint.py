@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import failure_kinds
 from failure_kinds._columns import Columns
+from failure_kinds._display import escaped, plain, shown
 from failure_kinds._runtime import category
 from failure_kinds._shapes import MissingName, kind_uses, trigger_words
 
@@ -45,7 +46,8 @@ SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-pac
 # A source file larger than this is reported as FK000 instead of parsed: no hand-written module comes
 # close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
-_PATH_LIMIT: Final = 1000
+# A path that has to be quoted and escaped is cut to this many characters.
+PATH_LIMIT: Final = 1000
 # A literal in a message is cut to this many characters.
 _SHOWN_LIMIT: Final = 200
 
@@ -108,16 +110,6 @@ _REDIRECTS: Final = {"FK004": b"FK001", "FK005": b"FK001"}
 _NOQA = re.compile(rb"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
-def shown_path(path: str) -> str:
-    """``path`` as printed: as is when printable, else quoted and escaped, so a crafted file name cannot
-    forge a finding or reach a terminal raw."""
-    if path.isprintable():
-        return path
-    from failure_kinds._display import shown
-
-    return shown(path, _PATH_LIMIT)
-
-
 class Fix(NamedTuple):
     """Rewriting one literal: where the parser put it (UTF-8 byte offsets in its lines), what it holds
     and what it becomes."""
@@ -176,12 +168,7 @@ class Finding:
     def __str__(self) -> str:
         # A parser's message can quote the file's own characters (an "invalid character" is printed as
         # itself), so the message is escaped like the path.
-        message = self.message
-        if not message.isprintable():
-            from failure_kinds._display import escape
-
-            message = escape(message)
-        return f"{shown_path(self.path)}:{self.line}:{self.col}: {self.code} {message}"
+        return f"{plain(self.path, PATH_LIMIT)}:{self.line}:{self.col}: {self.code} {escaped(self.message)}"
 
 
 class _Unreadable(Exception):
@@ -195,7 +182,7 @@ def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Ite
     def note(error: OSError) -> None:
         if problems is not None:
             name = error.filename if isinstance(error.filename, str) else str(error.filename)
-            problems.append(f"{shown_path(name)}: {_reason(error)}")
+            problems.append(f"{plain(name, PATH_LIMIT)}: {_reason(error)}")
 
     for path in paths:
         if os.path.isdir(path):
@@ -291,7 +278,7 @@ def lint_paths(
             try:
                 source = _read(file_path, walked=walked, seen=seen)
             except _Unreadable as error:
-                unreadable.append(f"{shown_path(file_path)}: {error}")
+                unreadable.append(f"{plain(file_path, PATH_LIMIT)}: {error}")
                 continue
             if isinstance(source, bytes):
                 findings.extend(checker.check_source(source, file_path))
@@ -385,8 +372,6 @@ class Checker:
         """The code and message for the kind ``value`` and, for an older label with one replacement,
         that replacement; None when the value is fine."""
         found = category(value, self.namespaces)
-        from failure_kinds._display import shown
-
         text = shown(value, _SHOWN_LIMIT)
         if found == "registered":
             replacement = failure_kinds.FailureKind(value).replaced_by

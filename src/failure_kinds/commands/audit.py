@@ -47,10 +47,10 @@ def run(arguments: argparse.Namespace) -> int:
         write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
     for note in report.notes:
         error_line(f"failure-kinds audit: note: {note}")
-    from failure_kinds._display import escape  # the words may come from a Ray task's partial
+    from failure_kinds._display import escaped, plain  # the words may come from a Ray task's partial
 
     for file in report.failed_files:
-        error_line(f"failure-kinds audit: {audit.printable(file.path)}: {escape(file.error or '')}")
+        error_line(f"failure-kinds audit: {plain(file.path)}: {escaped(file.error or '')}")
     if report.failed_files:
         return EXIT_USAGE
     # An older label fails --strict even when the vocabulary knows its replacement: the counts regroup it,

@@ -83,13 +83,14 @@ def _fix(
     is left is reported where it now is, not where it was before the rewrite."""
     import failure_kinds._fix as fixing
     import failure_kinds.lint as lint
+    from failure_kinds._display import plain
 
     paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
     # The findings of each file read again: of its rewritten text when it was written.
     relinted: dict[str, list[Finding]] = {}
     changed = False
     for path in paths:
-        shown = lint.shown_path(path)
+        shown = plain(path, lint.PATH_LIMIT)
         try:
             before = lint.read_source(path)
         except lint._Unreadable as error:  # pyright: ignore[reportPrivateUsage]
@@ -172,11 +173,11 @@ def github_command(finding: Finding) -> str:
     would point at a file that does not exist."""
     message = finding.message
     if not message.isprintable():
-        from failure_kinds._display import escape
+        from failure_kinds._display import escaped
 
         # A line break is GitHub's to encode; any other character that is not printable (a terminal
         # escape quoted from a parser message) would reach the log raw, so it is shown escaped.
-        message = "".join(character if character in "\r\n" else escape(character) for character in message)
+        message = "".join(character if character in "\r\n" else escaped(character) for character in message)
     place = f"line={finding.line},col={finding.col}"
     properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
     return f"::error {properties}::{_data(message)}\n"
