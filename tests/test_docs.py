@@ -382,6 +382,18 @@ def test_navigation_lists_every_page_once() -> None:
     assert len(set(listed)) == len(listed), "a page listed twice"
 
 
+def test_every_relative_link_of_the_pages_is_a_file_of_the_site() -> None:
+    """Zensical checks links to pages and their anchors, but not one to any other file (`missing.txt`,
+    `no_such_dir/`), which MkDocs' strict build also failed on."""
+    broken = [
+        (document.name, target)
+        for document in DOCS.glob("*.md")
+        for target in re.findall(r"\]\(([^)\s]+)\)", document.read_text(encoding="utf-8"))
+        if not re.match(r"[a-z]+:|#", target) and not (DOCS / target.split("#", 1)[0]).is_file()
+    ]
+    assert broken == []
+
+
 def build_site(root: Path) -> tuple[int, str]:
     """`zensical build --strict` of the site whose mkdocs.yml is in `root`: its exit code and output."""
     result = subprocess.run(
