@@ -15,7 +15,6 @@ the answer is difflib's own over every candidate.
 import difflib
 import re
 from bisect import bisect_left
-from functools import cache
 
 import failure_kinds._runtime as _runtime
 
@@ -181,17 +180,11 @@ def suggest(name: object) -> "str | None":
 def _domain_kinds(text: str) -> "tuple[str, ...]":
     """The registered kinds of the domain ``text`` begins with (its first word, with more after it)."""
     first, separator, rest = normal(text).partition("_")
-    return _by_domain().get(first, ()) if separator and rest else ()
-
-
-@cache
-def _by_domain() -> "dict[str, tuple[str, ...]]":
+    if not (separator and rest):
+        return ()
     from failure_kinds import FailureKind
 
-    grouped: dict[str, list[str]] = {}
-    for kind in FailureKind:
-        grouped.setdefault(kind.domain, []).append(kind.value)
-    return {domain: tuple(kinds) for domain, kinds in grouped.items()}
+    return tuple(kind.value for kind in FailureKind if kind.domain == first)
 
 
 def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> "str | None":

@@ -95,6 +95,9 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
 class Skipped:
     """The entries of the directories walked that are not read: how many, and the first few names."""
 
+    count: int
+    names: list[str]
+
     def __init__(self) -> None:
         self.count, self.names = 0, list[str]()
 
