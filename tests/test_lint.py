@@ -126,6 +126,8 @@ def test_field_option_replaces_the_default() -> None:
     source = 'record(failure_kind="bad_one", kind="bad_two", error_kind="bad_three")\n'
     assert [line for line, _ in codes_by_line(source, ("kind", "error_kind"))] == [1, 1]
     assert len(codes_by_line(source)) == 1
+    # A --field typed in bytes that are not UTF-8 holds a surrogate escape: looked for, never a crash.
+    assert [line for line, _ in codes_by_line(source, ("kind", "\udcff"))] == [1]
 
 
 def test_file_that_does_not_parse_is_fk000() -> None:

@@ -32,7 +32,7 @@ import failure_kinds
 from failure_kinds._columns import Columns
 from failure_kinds._display import escaped, plain, shown
 from failure_kinds._runtime import category
-from failure_kinds._shapes import MissingName, kind_uses, trigger_words
+from failure_kinds._shapes import MissingName, kind_uses
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -305,7 +305,6 @@ def lint_paths(
 class Checker:
     fields: frozenset[str]
     namespaces: dict[str, frozenset[str]] | None
-    triggers: tuple[bytes, ...]
     # The names the package and its enum have, which a constant read from them is checked against.
     names: tuple[frozenset[str], frozenset[str]]
 
@@ -322,9 +321,6 @@ class Checker:
         self.namespaces = (
             {server: frozenset(kinds) for server, kinds in namespaces.items()} if namespaces else None
         )
-        # A file that mentions none of these cannot hold a finding; it is parsed (to report FK000) but
-        # never walked, which keeps the lint close to the cost of parsing alone.
-        self.triggers = trigger_words(self.fields)
         self.names = (
             frozenset(dir(failure_kinds)),
             frozenset(dir(failure_kinds.FailureKind)) | frozenset(failure_kinds.FailureKind.__members__),
@@ -351,13 +347,13 @@ class Checker:
             # The parser's own limits (nesting, "parser stack overflowed"), not memory running out: the
             # file is capped at SIZE_LIMIT.
             return [_unlintable(path, 1, 1, "cannot parse: nested too deeply for the Python parser")]
-        if not any(trigger in source for trigger in self.triggers):
+        uses, reads = kind_uses(tree, source, self.fields, self.names)
+        if not uses:
             return []
         findings: list[Finding] = []
         columns = Columns(source)
         # A module constant used as a kind twice is one literal, reported once.
         seen: set[int] = set()
-        uses, reads = kind_uses(tree, source, self.fields, self.names)
         for use in uses:
             if id(use) in seen:
                 continue
