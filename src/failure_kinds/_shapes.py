@@ -4,6 +4,7 @@
 ``failure_kinds`` (or its ``FailureKind``) that do not exist there. Only the top-level statements whose
 lines mention a field, a kind type, a checked function, the package or a name learned from those are
 walked: the rest of a file cannot hold a kind, and skipping it keeps the lint near the cost of parsing.
+Each rule is one ``visit_`` method of :class:`_Walk`, named after the node it reads.
 """
 
 from __future__ import annotations
