@@ -99,7 +99,7 @@ lint: $(MAIN)/installed
 	$(MAIN)/bin/pyright --pythonpath $(MAIN)/bin/python
 
 clean:
-	rm -rf $(VENV) dist build
+	rm -rf $(VENV) dist build .cache
 
 extras_for = $(if $(filter $(FIRST),$(1)),dev,test)
 
