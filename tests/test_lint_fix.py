@@ -514,6 +514,11 @@ SHAPES = [
     ('if row["failure_kind"] in ("peer_drop", "agent_timeout"): pass', False),
     ('match row["failure_kind"]:\n    case "peer_drop": pass', False),
     ('match row:\n    case {"failure_kind": "peer_drop"}: pass', False),
+    # A literal anywhere under a compared operand is read: a dict display, a call, a generator's test.
+    ('if row == {"failure_kind": "peer_drop"}: pass', False),
+    ('assert {"failure_kind": "peer_drop"} in rows', False),
+    ('assert migrate(old) == Failure(failure_kind="peer_drop")', False),
+    ('any(r is not dict(failure_kind="peer_drop") for r in rows)', False),
     ("# noqa: FK001 still silences what was FK001 before 0.3.0: FK004 and FK005", True),
     ('row = {"failure_kind": "peer_drop"}  # noqa: FK001', False),
 ]

@@ -33,6 +33,8 @@ _DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
 # What a constant's name looks like: module constants are checked only when written so.
 CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# Comparisons whose operands code reads a kind against: a literal anywhere under one is a read.
+_READING: Final = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 
 class MissingName:
@@ -133,6 +135,9 @@ class _Walk(ast.NodeVisitor):
         self.constants = _module_constants(tree)
         self.found: list[ast.Constant | MissingName] = []
         self.reads: set[ast.Constant] = set()
+        # Every literal under an operand of a comparison or in a case pattern: what a rewrite would stop
+        # matching older data, wherever the walk finds it (`row == {"failure_kind": ...}`).
+        self.compared: set[ast.Constant] = set()
         # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type:
         # they count in comparisons and cases, never in assignments).
         self.kind_names: set[str] = set()
@@ -214,8 +219,14 @@ class _Walk(ast.NodeVisitor):
     # further down, an import below its use) is kept for finish.
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if isinstance(node.value, ast.Name) and CONSTANT_NAME.fullmatch(node.attr):
-            self.constant_reads.append((node.value.id, node))
+        owner = node.value
+        if not CONSTANT_NAME.fullmatch(node.attr):
+            return
+        if isinstance(owner, ast.Name):
+            self.constant_reads.append((owner.id, node))
+        elif isinstance(owner, ast.Attribute) and owner.attr == ENUM and isinstance(owner.value, ast.Name):
+            # `fk.FailureKind.X`: the enum read through the package.
+            self.constant_reads.append((f"{owner.value.id}.{ENUM}", node))
 
     def visit_Call(self, node: ast.Call) -> None:
         for keyword in node.keywords:
@@ -233,6 +244,19 @@ class _Walk(ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> None:
         self.comparisons.append(node)
+        if any(isinstance(operator, _READING) for operator in node.ops):
+            self.mark_compared([node.left, *node.comparators])
+
+    def visit_match_case(self, node: ast.match_case) -> None:
+        self.mark_compared([node.pattern])
+
+    def mark_compared(self, roots: list[ast.AST]) -> None:
+        for root in roots:
+            for child in ast.walk(root):
+                if isinstance(child, ast.Constant):
+                    self.compared.add(child)
+                elif isinstance(child, ast.Name) and child.id in self.constants:
+                    self.compared.add(self.constants[child.id])
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self.alternatives.append(node)
@@ -391,7 +415,7 @@ class _Walk(ast.NodeVisitor):
         for owner, read in self.constant_reads:
             if owner in self.package_aliases:
                 owner_name, known = PACKAGE, self.package_names
-            elif owner in self.enum_aliases:
+            elif owner in self.enum_aliases or owner.removesuffix(f".{ENUM}") in self.package_aliases:
                 owner_name, known = ENUM, self.enum_names
             else:
                 continue
@@ -399,6 +423,7 @@ class _Walk(ast.NodeVisitor):
                 # At the name itself, which ends the attribute expression.
                 column = (read.end_col_offset or 0) - len(read.attr)
                 found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
+        self.reads.update(use for use in found if isinstance(use, ast.Constant) and use in self.compared)
         return found, self.reads
 
 
