@@ -208,6 +208,8 @@ def test_a_directory_walk_reads_its_logs_whatever_the_case_and_names_every_entry
         write_lines(folder / name, [row("cancelled")])
     (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere")
     (folder / "again").symlink_to(folder / "day2")
+    (folder / "a_loop.jsonl").symlink_to(folder / "b_loop.txt")
+    (folder / "b_loop.txt").symlink_to(folder / "a_loop.jsonl")
     os.mkfifo(folder / "f.jsonl")
     with socket.socket(socket.AF_UNIX) as server:
         server.bind(str(folder / "s.jsonl"))
@@ -228,12 +230,17 @@ def test_a_directory_walk_reads_its_logs_whatever_the_case_and_names_every_entry
         "shutdown": (3, "registered"),
         "kill_shaped": (1, "registered"),
     }
-    skipped = ["again (a link to a directory)", "broken.jsonl (a dangling symbolic link)", "c.json", "e.log"]
-    skipped += ["f.jsonl (a FIFO)", "g.json.gz", "notes.txt", "s.jsonl (a socket)"]
+    skipped = [
+        "a_loop.jsonl (a symbolic link loop)",
+        "again (a link to a directory)",
+        "b_loop.txt (a symbolic link loop)",
+    ]
+    skipped += ["broken.jsonl (a dangling symbolic link)", "c.json", "e.log", "f.jsonl (a FIFO)", "g.json.gz"]
+    skipped += ["notes.txt", "s.jsonl (a socket)"]
     suffixes = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
     named = ", ".join(f"{folder}/{name}" for name in skipped[:5])
-    note = f"8 entries found in directories are not {suffixes} regular files and were skipped: {named}"
-    assert report.notes == [note + " and 3 more"]
+    note = f"10 entries found in directories are not {suffixes} regular files and were skipped: {named}"
+    assert report.notes == [note + " and 5 more"]
 
 
 def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:

@@ -177,8 +177,9 @@ def _walk(top: str, skipped: Skipped) -> list[Source]:
                             found.append(Source(entry.path, entry.path))
                         else:
                             skipped.add(entry.path + _what_else(entry.path))
-                    except OSError:
-                        continue  # vanished while listed
+                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
+                        if os.path.islink(entry.path):
+                            skipped.add(entry.path + _what_else(entry.path))
         except OSError as error:
             found.append(Source(folder, folder, error))
     found.sort(key=lambda source: source.display)
@@ -189,8 +190,10 @@ def _what_else(path: str) -> str:
     """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
     try:
         mode = stat.S_IFMT(os.stat(path).st_mode)
-    except OSError:
-        return " (a dangling symbolic link)" if os.path.islink(path) else ""
+    except OSError as error:
+        if not os.path.islink(path):
+            return ""
+        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
     kinds = {
         stat.S_IFREG: "",
         stat.S_IFDIR: "a link to a directory",
