@@ -207,7 +207,16 @@ def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], pref
     for key in table:
         if key not in _KEYS:
             known = ", ".join(_KEYS)
-            raise ConfigError(f"{where}:{in_table} unknown key {shown(key, _SHOWN_LIMIT)} (known: {known})")
+            # A [tool.failure-kinds] table copied from a pyproject.toml into a file given by --config.
+            hint = (
+                f"; a file other than {PYPROJECT} holds the keys of [{TABLE}] at its top level:"
+                f" write [namespaces], not [{TABLE}.namespaces]"
+                if key == "tool" and not prefix
+                else ""
+            )
+            raise ConfigError(
+                f"{where}:{in_table} unknown key {shown(key, _SHOWN_LIMIT)} (known: {known}){hint}"
+            )
     namespaces: dict[str, tuple[str, ...]] = {}
     declared = _table(table.get("namespaces", {}))
     if declared is None:
