@@ -571,10 +571,18 @@ def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
             os.seteuid(4321)
             try:
                 other = run_cli("lint", "--fix", "other.py", cwd=folder)
+                # --diff and SARIF offer no fix that --fix refuses.
+                shown = run_cli("lint", "--diff", "other.py", cwd=folder)
+                sarif = run_cli("lint", "--format", "sarif", "other.py", cwd=folder)
             finally:
                 os.seteuid(0)
-            assert other.returncode == 1
-            assert "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written" in other.stderr
+            for result in (other, shown, sarif):
+                assert result.returncode == 1
+                assert (
+                    "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written"
+                    in result.stderr
+                )
+            assert (shown.stdout, '"fixes"' in sarif.stdout) == ("", False)
         for name, content in (("kept.py", FIXED), ("other.py", FIXABLE)):
             status = (folder / name).stat()
             assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (*owner, 0o6755)
@@ -584,14 +592,30 @@ def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
         shutil.rmtree(folder)
 
 
-def test_a_file_with_hard_links_is_left_alone_with_a_note(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_bytes(FIXABLE)
-    os.link(tmp_path / "a.py", tmp_path / "b.py")
-    result = run_cli("lint", "--fix", ".", cwd=tmp_path)
+# Files --fix leaves alone, and what --fix, --diff and SARIF say of each: none offers a fix.
+LEFT_ALONE = {
+    "hard links": (FIXABLE, "it has 2 names (hard links)"),
+    # Fixed, it would grow past what the lint reads, and be FK000 on every later run.
+    "too large": (
+        FIXABLE + b"#" * (lint.SIZE_LIMIT - len(FIXABLE) - 1) + b"\n",
+        "its fixed text would be larger than 8 MiB",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_ALONE))
+@pytest.mark.parametrize("option", ["--fix", "--diff", "--format=sarif"])
+def test_a_file_fix_refuses_is_left_alone_with_a_note(tmp_path: Path, case: str, option: str) -> None:
+    source, reason = LEFT_ALONE[case]
+    (tmp_path / "a.py").write_bytes(source)
+    if case == "hard links":
+        os.link(tmp_path / "a.py", tmp_path / "b.py")
+    result = run_cli("lint", option, ".", cwd=tmp_path)
     assert result.returncode == 1
-    assert "./a.py: not fixed: it has 2 names (hard links)" in result.stderr
-    assert (tmp_path / "a.py").read_bytes() == (tmp_path / "b.py").read_bytes() == FIXABLE
-    assert (tmp_path / "a.py").stat().st_nlink == 2
+    assert f"./a.py: not fixed: {reason}" in result.stderr
+    assert ("+++" in result.stdout, '"fixes"' in result.stdout) == (False, False)
+    assert (tmp_path / "a.py").read_bytes() == source
+    assert (tmp_path / "a.py").stat().st_nlink == (2 if case == "hard links" else 1)
 
 
 @pytest.mark.parametrize("save", ["in place", "by a rename"])

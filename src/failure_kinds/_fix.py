@@ -118,6 +118,35 @@ def _reason(error: OSError) -> str:
     return describe_read_error(error)
 
 
+def check_replaceable(path: str, after: bytes) -> None:
+    """Raise Unfixable when ``replace_file`` would leave the file at ``path`` alone before writing
+    anything, so ``--diff`` and SARIF offer no fix that ``--fix`` refuses."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        raise Unfixable(_reason(error)) from None
+    _replaceable(status, after)
+
+
+def _replaceable(status: os.stat_result, after: bytes) -> None:
+    from failure_kinds.lint import SIZE_LIMIT
+
+    if len(after) > SIZE_LIMIT:
+        # The lint would then report the file as FK000 on every later run.
+        raise Unfixable(
+            f"its fixed text would be larger than {SIZE_LIMIT >> 20} MiB, the lint's limit; nothing written"
+        )
+    if status.st_nlink > 1:
+        raise Unfixable(
+            f"it has {status.st_nlink} names (hard links) and a replacement would fix this one only; "
+            "nothing written"
+        )
+    user = os.geteuid()
+    # Who may give a file an owner and group: root any, anyone else only themselves and their groups.
+    if user != 0 and (status.st_uid != user or status.st_gid not in {os.getegid(), *os.getgroups()}):
+        raise Unfixable(f"its owner {status.st_uid}:{status.st_gid} cannot be kept; nothing written")
+
+
 def replace_file(path: str, before: bytes, after: bytes) -> None:
     """Write ``after`` over the file at ``path`` in one step, keeping its owner, group and mode. Raises
     Unfixable, writing nothing, when the file no longer holds ``before`` (looked at again just before the
@@ -144,11 +173,7 @@ def _replace(real: str, before: bytes, after: bytes) -> None:
         with open(real, "rb") as original:
             status = os.fstat(original.fileno())
             _unchanged(real, original, status, before)
-            if status.st_nlink > 1:
-                raise Unfixable(
-                    f"it has {status.st_nlink} names (hard links) and a replacement would fix this one "
-                    "only; nothing written"
-                )
+            _replaceable(status, after)
             # A short name: the file's own may already be as long as the file system allows.
             descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".fk", suffix="")
             with os.fdopen(descriptor, "wb") as file:

@@ -40,10 +40,13 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.paths, fields, config.namespaces, notes, unsafe_fixes=unsafe
     )
     changed = False
-    if arguments.fix or arguments.diff:
+    fixable: set[tuple[str, Fix]] = set()
+    sarif = arguments.format == "sarif"
+    if arguments.fix or arguments.diff or sarif:
         checker = lint.Checker(fields, config.namespaces, unsafe_fixes=unsafe)
+        mode = "fix" if arguments.fix else "diff" if arguments.diff else "sarif"
         text = arguments.format == "text"
-        findings, changed = _fix(checker, findings, unreadable, notes, write=arguments.fix, text=text)
+        findings, changed = _fix(checker, findings, unreadable, notes, fixable, mode=mode, text=text)
     if arguments.diff:
         pass  # the diff is the whole output, as it can be applied with patch
     elif arguments.format == "json":
@@ -53,7 +56,7 @@ def run(arguments: argparse.Namespace) -> int:
     elif arguments.format == "sarif":
         from failure_kinds._sarif import log
 
-        write_output(json.dumps(log(findings), indent=2) + "\n")
+        write_output(json.dumps(log(findings, fixable), indent=2) + "\n")
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
     for note in notes:
@@ -72,19 +75,22 @@ def _fix(
     findings: list[Finding],
     unreadable: list[str],
     notes: list[str],
+    fixable: set[tuple[str, Fix]],
     *,
-    write: bool,
+    mode: str,
     text: bool,
 ) -> tuple[list[Finding], bool]:
-    """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left, and whether
-    anything was (or would be) changed. A file that cannot be fixed safely is left alone, with a note
-    saying why, and keeps its findings. Each file is read again and linted from those very bytes, so a
-    fix is never applied to text it was not computed on; a rewritten file is linted once more, so what
-    is left is reported where it now is, not where it was before the rewrite."""
+    """Apply (``mode`` "fix"), show as a diff ("diff") or add to ``fixable`` with their paths ("sarif")
+    the fixes of ``findings``; the findings left, and whether anything was (or would be) changed. A file
+    that cannot be fixed safely is left alone, with a note saying why, and keeps its findings: the same
+    in every mode, so a diff or a SARIF fix is exactly what --fix writes. Each file is read again and
+    linted from those very bytes, so a fix is never applied to text it was not computed on; a rewritten
+    file is linted once more, so what is left is reported where it now is, not where it was before."""
     import failure_kinds._fix as fixing
     import failure_kinds.lint as lint
     from failure_kinds._display import plain
 
+    write = mode == "fix"
     paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
     # The findings of each file read again: of its rewritten text when it was written.
     relinted: dict[str, list[Finding]] = {}
@@ -102,10 +108,13 @@ def _fix(
         fixes = [finding.fix for finding in current if finding.fix is not None]
         try:
             after, applied = fixing.apply(before, fixes)
+            if applied:
+                fixing.check_replaceable(path, after)
             if applied and write:
                 fixing.replace_file(path, before, after)
-            elif applied:
+            elif applied and mode == "diff":
                 _write_bytes(fixing.unified_diff(path, before, after))
+            fixable.update((path, fix) for fix in applied)
         except fixing.Unfixable as error:
             notes.append(f"{shown}: not fixed: {error}")
             relinted[path] = current
