@@ -7,6 +7,7 @@ import io
 import json
 import os
 import socket
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -249,16 +250,21 @@ def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:
     assert kinds(audit.audit([str(path)])) == {"cancelled": (1, "registered")}
 
 
-def test_truncated_gzip_keeps_what_was_read_and_reports_the_error(tmp_path: Path, fast: bool) -> None:
+@pytest.mark.parametrize("engine", [{"jobs": 1}, {"jobs": 2, "chunk_bytes": 4096}], ids=["one", "jobs"])
+def test_truncated_gzip_counts_the_whole_lines_before_the_break_and_reports_the_error(
+    tmp_path: Path, fast: bool, engine: dict[str, int]
+) -> None:
     data = gzip.compress(b"".join(row("cancelled", rollout=index).encode() for index in range(2000)))
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(data[: len(data) * 3 // 4])
     good = write_lines(tmp_path / "good.jsonl", [row("shutdown")])
-    report = audit.audit([str(path), str(good)], fast=fast)
+    report = audit.audit([str(path), str(good)], fast=fast, **engine)  # type: ignore[arg-type]
     cut, whole = report.files
     assert cut.error is not None
     assert "truncated gzip" in cut.error
-    assert 0 < cut.records < 2000
+    # The line cut off by the break is no record: not one more unparseable line to blame on its producer.
+    before_break = zlib.decompressobj(wbits=31).decompress(path.read_bytes())
+    assert (cut.records, report.unparseable) == (before_break.count(b"\n"), 0)
     assert (whole.records, whole.error) == (1, None)
     assert_accounted(report)
 

@@ -384,7 +384,8 @@ def read_batches(
     ``line_bytes``, skipped as it streams past and never held whole; an int for that many blank lines in
     a row, counted without making a line of each. A line of white space only is blank whatever its
     length: it holds no record, so the cap never makes it unparseable. Reads at most ``limit`` bytes when
-    given. Only b"\\n" ends a line. PartialReport.add_lines takes every list this yields.
+    given. Only b"\\n" ends a line, or the end of the data: not a read error, after which the line it cut
+    off is dropped. PartialReport.add_lines takes every list this yields.
     """
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
@@ -450,6 +451,8 @@ def read_batches(
                 yield from _without_overlong(lines, line_bytes)
             else:
                 yield lines
+    if data.error is not None:
+        return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
         yield 1 if skipped_blank else overlong_line()
     elif pending:
