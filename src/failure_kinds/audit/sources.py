@@ -240,10 +240,13 @@ class Input:
 
     A truncated gzip file raises only when its end is reached; this way every complete line before the
     break is still counted, and the error is reported afterwards. ``check``: the first bytes read are
-    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before).
+    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before): ``check``
+    is then the name of the gzip file.
     """
 
-    def __init__(self, read: Callable[[int], bytes], close: Callable[[], None], check: bool = False) -> None:
+    def __init__(
+        self, read: Callable[[int], bytes], close: Callable[[], None], check: str | None = None
+    ) -> None:
         self._read: Callable[[int], bytes] = read
         self._close: Callable[[], None] = close
         self._check = check
@@ -256,10 +259,10 @@ class Input:
         if self.error is not None:
             return b""
         try:
-            if self._check:
-                self._check = False
+            if self._check is not None:
                 data = _first(self._read, size)
-                check_text(data[:4])
+                check_text(data[:4], self._check)
+                self._check = None
             else:
                 data = self._read(size)
         except Exception as error:  # OSError, EOFError, zlib.error, WideText: all end the input alike
@@ -361,7 +364,7 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
             unzipped.close()
             raw.close()
 
-        return Input(unzipped.read1, close_both, check=True)
+        return Input(unzipped.read1, close_both, check=name)
     data = Input(stream.read1, raw.close)
     try:
         check_text(first)
