@@ -86,21 +86,39 @@ def _character(line: str, offset: int) -> int:
     return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
-    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides, in the
-    file's own bytes: a byte-order mark, a declared encoding and every line end come through as they are,
-    and lines end at line feeds only, as ``patch`` and ``git apply`` read them."""
-    import difflib
-
-    from failure_kinds._display import escaped
-
-    # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks;
-    # a tab ends a name holding a space, which would end it otherwise.
-    if ".." not in path.split(os.sep):
+def diff_name(path: str) -> tuple[bytes, bool]:
+    """The name of ``path`` in a diff's headers, and whether it is outside the working directory (an
+    absolute path elsewhere, or one through ".."), which ``patch -p0`` and ``git apply`` refuse."""
+    parts = path.split(os.sep)
+    if ".." not in parts:
         # git apply refuses a "." in a name (./a.py); a ".." stays, as a link may lead elsewhere.
         path = os.path.normpath(path)
-    name = os.fsencode(path if path.isprintable() else escaped(path, 1000))
-    end = b"\t\n" if b" " in name else b"\n"
+        relative = os.path.relpath(path)
+        if os.path.isabs(path) and relative.split(os.sep)[0] != os.pardir:
+            path = relative
+    outside = os.path.isabs(path) or ".." in path.split(os.sep)
+    name = os.fsencode(path)
+    if path.isprintable() and not path.startswith(" ") and not re.search(rb'["\\]', name):
+        # A tab ends a name holding a space, which would end it otherwise.
+        return name + (b"\t" if b" " in name else b""), outside
+    # Quoted as git quotes a name, which patch reads too: a crafted name cannot add headers or hunks.
+    return b'"' + re.sub(rb'["\\]|[^ -~]', _escape, name) + b'"', outside
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    byte = match.group()
+    named = {b'"': b'\\"', b"\\": b"\\\\", b"\t": b"\\t", b"\n": b"\\n", b"\r": b"\\r"}
+    return named.get(byte, b"\\%03o" % ord(byte))
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
+    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides (as
+    diff_name gives it), in the file's own bytes: a byte-order mark, a declared encoding and every line
+    end come through as they are, and lines end at line feeds only, as ``patch`` and ``git apply`` read
+    them."""
+    import difflib
+
+    name = diff_name(path)[0]
     old, new = _BYTE_LINE.findall(before), _BYTE_LINE.findall(after)
     hunks = list(difflib.diff_bytes(difflib.unified_diff, old, new))[2:]
     if not hunks:
@@ -109,7 +127,7 @@ def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
     body = b"".join(
         line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in hunks
     )
-    return b"--- " + name + end + b"+++ " + name + end + body
+    return b"--- " + name + b"\n+++ " + name + b"\n" + body
 
 
 def _reason(error: OSError) -> str:

@@ -114,6 +114,11 @@ def _fix(
                 fixing.replace_file(path, before, after)
             elif applied and mode == "diff":
                 _write_bytes(fixing.unified_diff(path, before, after))
+                if fixing.diff_name(path)[1]:
+                    notes.append(
+                        f"{shown}: outside the working directory, so patch -p0 and git apply do not apply "
+                        "its diff; run the lint from a directory that holds it"
+                    )
             fixable.update((path, fix) for fix in applied)
         except fixing.Unfixable as error:
             notes.append(f"{shown}: not fixed: {error}")
