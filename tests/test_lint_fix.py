@@ -67,7 +67,12 @@ def test_literals_that_are_not_the_plain_label_are_left_alone(literal: str) -> N
 
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
 def test_line_ends_and_a_missing_last_one_are_kept(line_end: bytes) -> None:
-    lines = [b"# first", b"a = {'failure_kind': 'peer_drop'}", b"b = {'failure_kind': \"peer_drop\"}"]
+    # A declared encoding is read at any line end, as the parser reads it.
+    lines = [
+        b"# coding: latin-1",
+        b"a = {'failure_kind': 'peer_drop'}",
+        b"b = {'failure_kind': \"peer_drop\"}  # \xe9",
+    ]
     source = line_end.join(lines)
     after, applied = _fix.apply(source, fixes_for(source))
     assert after == source.replace(b"'peer_drop'", b"'transport_peer_drop'").replace(

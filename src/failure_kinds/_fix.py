@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+_SOURCE_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _LITERAL = re.compile(r"(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)", re.DOTALL)
 _BOM = b"\xef\xbb\xbf"
 
@@ -40,11 +41,8 @@ def lines_of(text: str) -> list[str]:
 def decoded(source: bytes) -> tuple[str, str, bool]:
     """The text of ``source``, its encoding and whether it starts with a byte-order mark. Raises
     Unfixable when encoding the text again would not give back the same bytes."""
-    import io
-    import tokenize
-
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        encoding = declared_encoding(source)
     except (SyntaxError, LookupError) as error:
         raise Unfixable(f"cannot tell its encoding: {error}") from None
     bom = source.startswith(_BOM) and encoding == "utf-8-sig"
@@ -57,6 +55,18 @@ def decoded(source: bytes) -> tuple[str, str, bool]:
     except (UnicodeError, LookupError):
         pass
     raise Unfixable(f"its bytes do not survive decoding as {encoding} and encoding again")
+
+
+def declared_encoding(source: bytes) -> str:
+    """The encoding of ``source`` as the parser reads it (PEP 263), whose first two lines may also end
+    in a lone carriage return, as they may for the parser (tokenize's reader splits at line feeds only).
+    Raises SyntaxError or LookupError as tokenize.detect_encoding does."""
+    import itertools
+    import tokenize
+
+    first = itertools.islice(_SOURCE_LINE.finditer(source), 2)
+    lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
+    return tokenize.detect_encoding(iter(lines).__next__)[0]
 
 
 def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Fix]]:
