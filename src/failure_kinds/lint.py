@@ -46,6 +46,8 @@ SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-pac
 # A source file larger than this is reported as FK000 instead of parsed: no hand-written module comes
 # close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
+# The note when nothing was linted, the audit's: the command then exits 1, as a gate should.
+NO_INPUT: Final = "no input file was found"
 # A path that has to be quoted and escaped is cut to this many characters.
 PATH_LIMIT: Final = 1000
 # A literal in a message is cut to this many characters.
@@ -175,9 +177,12 @@ class _Unreadable(Exception):
     """A file or directory that could not be read; the message says why."""
 
 
-def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Iterator[str]:
-    """Files as given; directories as their .py and .pyi files, recursively, sorted, hidden ones
-    skipped. Directories that cannot be listed are added to ``problems`` (``path: reason``)."""
+def source_files(
+    paths: Sequence[str], problems: list[str] | None = None, pruned: list[str] | None = None
+) -> Iterator[str]:
+    """Files as given; directories as their .py and .pyi files, recursively, sorted, not entering a
+    hidden directory, one in SKIPPED_DIRECTORIES or a symbolic link (each added to ``pruned``).
+    Directories that cannot be listed are added to ``problems`` (``path: reason``)."""
 
     def note(error: OSError) -> None:
         if problems is not None:
@@ -187,16 +192,21 @@ def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Ite
     for path in paths:
         if os.path.isdir(path):
             for folder, directories, names in os.walk(path, onerror=note):
-                directories[:] = sorted(
-                    name
-                    for name in directories
-                    if not name.startswith(".") and name not in SKIPPED_DIRECTORIES
-                )
+                # os.walk does not enter a link to a directory either; it is said along with the others.
+                left = {name for name in directories if _skipped(os.path.join(folder, name))}
+                if pruned is not None:
+                    pruned += (os.path.join(folder, name) for name in sorted(left))
+                directories[:] = sorted(set(directories) - left)
                 for name in sorted(names):
                     if name.endswith(SOURCE_SUFFIXES):
                         yield os.path.join(folder, name)
         else:
             yield path
+
+
+def _skipped(directory: str) -> bool:
+    name = os.path.basename(directory)
+    return name.startswith(".") or name in SKIPPED_DIRECTORIES or os.path.islink(directory)
 
 
 def read_source(path: str, *, walked: bool = False) -> bytes | None:
@@ -271,22 +281,39 @@ def lint_paths(
     findings: list[Finding] = []
     unreadable: list[str] = []
     seen: set[tuple[int, int]] = set()
-    skipped = repeated = 0
+    said: list[str] = []
+    pruned: list[str] = []
+    skipped = repeated = read = 0
     for path in paths:
         walked = os.path.isdir(path)
-        for file_path in source_files([path], unreadable):
+        found = 0
+        for file_path in source_files([path], unreadable, pruned):
+            found += 1
             try:
                 source = _read(file_path, walked=walked, seen=seen)
             except _Unreadable as error:
                 unreadable.append(f"{plain(file_path, PATH_LIMIT)}: {error}")
                 continue
             if isinstance(source, bytes):
+                read += 1
                 findings.extend(checker.check_source(source, file_path))
             elif source == _SKIPPED:
                 skipped += 1
             else:
                 repeated += 1
+        if walked and not found:
+            # In the audit's words, so a step pointed at the wrong directory says so.
+            said.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
     if notes is not None:
+        notes += said
+        if pruned:
+            names = ", ".join(plain(name, PATH_LIMIT) for name in pruned[:3])
+            more = f" and {len(pruned) - 3:,} more" if len(pruned) > 3 else ""
+            directories = "1 directory" if len(pruned) == 1 else f"{len(pruned):,} directories"
+            notes.append(
+                f"{directories} not entered (hidden, __pycache__, node_modules, site-packages or a link): "
+                f"{names}{more}"
+            )
         if skipped:
             entries = (
                 "1 entry found in a directory is not a regular file"
@@ -299,6 +326,8 @@ def lint_paths(
             # In the audit's words for the same thing.
             inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
             notes.append(f"{inputs} a file already read; each file is read once")
+        if not read and not unreadable:
+            notes.append(NO_INPUT)
     return findings, unreadable
 
 

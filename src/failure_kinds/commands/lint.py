@@ -65,6 +65,8 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
+    if lint.NO_INPUT in notes:
+        return EXIT_FINDINGS
     if arguments.diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
