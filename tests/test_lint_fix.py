@@ -321,8 +321,11 @@ def test_diff_shows_the_fix_and_writes_nothing(tmp_path: Path) -> None:
     assert (nothing.returncode, nothing.stdout) == (0, "")
 
 
-def test_fix_and_diff_together_are_a_usage_error(tmp_path: Path) -> None:
-    result = run_cli("lint", "--fix", "--diff", ".", cwd=tmp_path)
+@pytest.mark.parametrize(
+    "options", [["--fix", "--diff"], ["--unsafe-fixes"], ["--format=sarif", "--unsafe-fixes"], ["--field="]]
+)
+def test_options_that_do_not_go_together_are_a_usage_error(tmp_path: Path, options: list[str]) -> None:
+    result = run_cli("lint", *options, ".", cwd=tmp_path)
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
 

@@ -32,6 +32,11 @@ def run(arguments: argparse.Namespace) -> int:
             "- would be standard input, which lint does not read: name files or directories (a file named - "
             "as ./-)"
         )
+    if arguments.unsafe_fixes and not (arguments.fix or arguments.diff):
+        # Alone it would change nothing, and only drop the hint that --fix leaves a read alone.
+        raise UsageError("--unsafe-fixes goes with --fix or --diff")
+    if "" in (arguments.fields or ()):
+        raise UsageError("--field '' is empty: name the field that holds a kind, as audit --field does")
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     notes: list[str] = []
