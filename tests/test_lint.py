@@ -147,6 +147,22 @@ def test_null_bytes_and_bad_encoding_are_fk000(tmp_path: Path) -> None:
     assert unreadable == []
 
 
+@pytest.mark.parametrize(
+    ("encoding", "said", "iconv"),
+    [
+        ("utf-16", "UTF-16 (little-endian)", "UTF-16"),
+        ("utf-16-be", "UTF-16 (big-endian)", "UTF-16BE"),
+        ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
+    ],
+)
+def test_wide_text_is_fk000_naming_its_encoding(encoding: str, said: str, iconv: str) -> None:
+    (finding,) = lint.Checker().check_source('row = {"failure_kind": "bad"}\n'.encode(encoding), "w.py")
+    assert finding.message == (
+        f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
+        f"convert it with iconv -f {iconv} -t UTF-8"
+    )
+
+
 def test_directories_are_searched_recursively(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / ".hidden").mkdir()

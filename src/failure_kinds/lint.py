@@ -367,11 +367,12 @@ class Checker:
             return [_unlintable(path, 1, 1, f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB; not read")]
         try:
             tree = ast.parse(source, filename=path)
-        except SyntaxError as error:
+        except (SyntaxError, ValueError) as error:
+            # ValueError: null bytes in the source, on Python 3.11; wide text is where they come from.
+            wide = _wide_text(source)
+            if wide is not None or not isinstance(error, SyntaxError):
+                return [_unlintable(path, 1, 1, f"cannot parse: {wide or error}")]
             return [_unlintable(path, error.lineno or 1, error.offset or 1, f"cannot parse: {error.msg}")]
-        except ValueError as error:
-            # Python 3.11: null bytes in the source.
-            return [_unlintable(path, 1, 1, f"cannot parse: {error}")]
         except (RecursionError, MemoryError):
             # The parser's own limits (nesting, "parser stack overflowed"), not memory running out: the
             # file is capped at SIZE_LIMIT.
@@ -483,6 +484,38 @@ def legacy_message(value: str, shown_value: str) -> str:
     if replacement is None:
         return f"older failure kind {shown_value} has no single replacement; choose the kind that fits"
     return f"older failure kind {shown_value}: use {replacement!r}"
+
+
+# Byte-order marks of wide text, longest first; without one, where the NUL bytes are among the first four
+# (ASCII) bytes tells the encoding apart, as the audit tells its inputs'.
+_MARKS: Final = (
+    (b"\xff\xfe\x00\x00", "UTF-32", "little"),
+    (b"\x00\x00\xfe\xff", "UTF-32", "big"),
+    (b"\xff\xfe", "UTF-16", "little"),
+    (b"\xfe\xff", "UTF-16", "big"),
+)
+_NULS: Final = {
+    "0101": ("UTF-16", "little"),
+    "1010": ("UTF-16", "big"),
+    "0111": ("UTF-32", "little"),
+    "1110": ("UTF-32", "big"),
+}
+
+
+def _wide_text(source: bytes) -> str | None:
+    """What a file in UTF-16 or UTF-32 is, and how to convert it, in the audit's words; else None."""
+    found = next(((name, order, name) for mark, name, order in _MARKS if source.startswith(mark)), None)
+    head = source[:4]
+    if found is None and len(head) == 4 and max(head) < 0x80:
+        name, order = _NULS.get("".join("1" if byte == 0 else "0" for byte in head), ("", ""))
+        found = (name, order, f"{name}{order[0].upper()}E") if name else None
+    if found is None:
+        return None
+    name, order, encoding = found
+    return (
+        f"{name} ({order}-endian) text; Python source is read as UTF-8 unless it declares another "
+        f"encoding: convert it with iconv -f {encoding} -t UTF-8"
+    )
 
 
 def _unlintable(path: str, line: int, col: int, reason: str) -> Finding:
