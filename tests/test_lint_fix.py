@@ -560,6 +560,7 @@ FIXED = FIXABLE.replace(b"peer_drop", b"transport_peer_drop")
 def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
     import shutil
     import tempfile
+    import urllib.parse  # noqa: F401  (SARIF's, imported while the user it runs as can read the stdlib)
 
     # Root (CI containers, pre-commit in Docker) gives the files another owner and then fixes one as a
     # third user; anyone else checks the owner and the setuid and setgid bits of their own files.
