@@ -64,6 +64,8 @@ def columns(text: str) -> int:
 def _wrapped(line: str, indent: int) -> list[str]:
     """``line`` as is when it fits in COLUMNS, else wrapped at spaces, the rest indented ``indent``; a
     word wider than that (a long path) stays whole, on a line of its own."""
+    if columns(line) <= COLUMNS:
+        return [line]
     lines = [""]
     for word in _WORDS.findall(line):
         if lines[-1].strip() and columns(lines[-1] + word) > COLUMNS:
