@@ -47,7 +47,7 @@ def cluster() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Plain files (one cut into many ranges), gzip, Parquet, bad lines of every kind, CRLF, a BOM, a
-    suffix in capitals, UTF-16, one JSON array and a file the walk skips."""
+    suffix in capitals, UTF-16 and a file the walk skips."""
     folder = tmp_path_factory.mktemp("dataset")
     example = (ROOT / "examples" / "rollout_failures.jsonl").read_bytes()
     (folder / "a_day1.jsonl").write_bytes(example * 3)
@@ -63,7 +63,6 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (nested / "h_upper.NDJSON.GZ").write_bytes(gzip.compress(example))
     (folder / "i_wide.jsonl").write_bytes(example.decode("latin-1").encode("utf-16"))
     (folder / "j_notes.txt").write_bytes(example)
-    (folder / "k_array.jsonl").write_text(json.dumps([{"failure_kind": "cancelled"}], indent=2))
     table = pa.table({"failure_kind": pa.array(["cancelled", None, "judge_faild", "cancelled"] * 50)})
     pq.write_table(table, folder / "g_rows.parquet", row_group_size=30)
     return folder
@@ -112,9 +111,6 @@ def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster:
     assert result.stderr.splitlines() == [
         "failure-kinds audit: note: 1 entry found in a directory is not a *.jsonl, *.ndjson, *.jsonl.gz, "
         f"*.ndjson.gz or *.parquet regular file and was skipped: {dataset / 'j_notes.txt'}",
-        f"failure-kinds audit: note: {dataset / 'k_array.jsonl'} looks like one JSON document (an array), "
-        f"not JSON Lines (one JSON object per line): jq -c '.[]' {dataset / 'k_array.jsonl'} > "
-        f"{dataset / 'k_array.jsonl.jsonl'} writes it as JSON Lines",
         f"failure-kinds audit: {dataset / 'c_more' / 'f_truncated.jsonl.gz'}: "
         "truncated gzip: the compressed stream ends early",
         f"failure-kinds audit: {dataset / 'i_wide.jsonl'}: UTF-16 (little-endian) text; "
