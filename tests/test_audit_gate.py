@@ -77,8 +77,7 @@ def test_no_json_object_marks_the_field_missing_in_every_engine(lines: list[byte
     assert (one.records, one.unparseable, one.with_kind, one.without_kind) == (records, records, 0, 0)
     assert one.field_missing
     assert one.field_suggestion is None
-    assert one.notes[-1:] == [NOT_SEEN if records else NO_RECORD]
-    assert all("looks like one JSON document" in note for note in one.notes[:-1])  # a file opening with [
+    assert one.notes == [NOT_SEEN if records else NO_RECORD]
     assert (parts.field_missing, parts.notes) == (one.field_missing, one.notes)
     assert render_json(parts) == render_json(one)
 
@@ -218,33 +217,6 @@ def test_an_input_that_cannot_be_read_is_its_error_and_no_report(
     report = json.loads(run_cli("audit", "--format", "json", str(path), str(tmp_path / "good.jsonl")).stdout)
     assert (report["records"], report["unparseable"], report["files"][0]["records"]) == (2, 0, 0)
     assert report["files"][0]["error"].startswith(error)
-
-
-ARRAY = json.dumps([{"failure_kind": "cancelled"}, {"failure_kind": "shutdown"}], indent=2) + "\n"
-ARRAYS = [  # (content, records that parse, hinted)
-    (ARRAY, 0, True),
-    ("\n" * 40 + ARRAY, 0, True),
-    (" [1, 2]\n", 0, True),
-    ("[1]\n" + RECORDS, 2, False),
-    ("x\n[\n", 0, False),
-]
-
-
-@pytest.mark.parametrize(("content", "parsed", "hinted"), ARRAYS)
-@pytest.mark.parametrize("engine", [{"jobs": 1}, {"jobs": 2, "chunk_bytes": 16}], ids=["one", "ranges"])
-def test_a_file_of_one_json_array_is_named_with_how_to_convert_it(
-    tmp_path: Path, content: str, parsed: int, hinted: bool, engine: dict[str, int]
-) -> None:
-    """Only when it starts with [ and none of its lines parses; the counts stay those of its lines."""
-    path = tmp_path / "arr.json"
-    path.write_text(content)
-    report = audit([str(path)], **engine)  # type: ignore[arg-type]
-    assert report.unparseable == len([line for line in content.splitlines() if line.strip()]) - parsed
-    hint = (
-        f"{path} looks like one JSON document (an array), not JSON Lines (one JSON object per line): "
-        f"jq -c '.[]' {path} > {tmp_path / 'arr.jsonl'} writes it as JSON Lines"
-    )
-    assert (hint in report.notes) == hinted
 
 
 def test_an_unreadable_input_keeps_exit_2_and_says_why_once(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def audit(
             min_bytes=PARALLEL_MIN_BYTES if chunk_bytes is None else 0,
         )
     report = merged.report()
-    report.notes[:0] = notes
+    report.notes = notes
     if not report.with_kind and not report.invalid:
         from .fields import check_field, check_objects
 

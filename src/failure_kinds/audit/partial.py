@@ -14,7 +14,6 @@ the previous part of that file, so physical line numbers stay exact however a fi
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -50,13 +49,9 @@ class FilePart:
     lines: int = 0
     """Physical lines (or rows) read, blank ones included: what later parts of the file are shifted by."""
     error: str | None = None
-    parsed: int = 0
-    """Records read as JSON objects (not unparseable)."""
-    opens_array: bool = False
-    """This part's first record starts with ``[``: with none parsed, the file is one JSON document."""
 
     def copy(self) -> FilePart:
-        return dataclasses.replace(self)
+        return FilePart(self.path, self.unit, self.continuation, self.records, self.lines, self.error)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -66,8 +61,6 @@ class FilePart:
             "records": self.records,
             "lines": self.lines,
             "error": self.error,
-            "parsed": self.parsed,
-            "opens_array": self.opens_array,
         }
 
     @classmethod
@@ -80,8 +73,6 @@ class FilePart:
             records=wire.integer(data["records"]),
             lines=wire.integer(data["lines"]),
             error=None if error is None else str(error),
-            parsed=wire.integer(data["parsed"]),
-            opens_array=data["opens_array"] is True,
         )
 
 
@@ -150,10 +141,6 @@ class PartialReport:
         part = self.files[-1]
         if part.lines == 0 and not part.continuation and lines[0].startswith(BOM):
             lines = [lines[0][len(BOM) :], *lines[1:]]  # no longer known to be ASCII: checked per line
-        if not part.records:
-            first = next((line.lstrip() for line in lines if line.strip()), b"")
-            # "[" then what a JSON value starts with, or nothing (b"" is in every bytes): not "[a link]".
-            part.opens_array = first[:1] == b"[" and first[1:].lstrip()[:1] in b'{["]-0123456789'
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = make_decoder(self.settings.field.split("."), self.fast)
@@ -185,10 +172,8 @@ class PartialReport:
 
     def _add(self, values: list[object], lines: int, sparse: list[bytes] | None) -> None:
         part = self.files[-1]
-        unparseable = self.unparseable
         blank = self._tally(values, len(self.files) - 1, part.lines + 1, sparse) + lines - len(values)
         records = lines - blank
-        part.parsed += records - (self.unparseable - unparseable)
         part.records += records
         part.lines += lines
         self.records += records
@@ -353,9 +338,6 @@ class PartialReport:
         for index, part in enumerate(later.files):
             if index == 0 and joined:
                 last = self.files[-1]
-                if not last.records:
-                    last.opens_array = part.opens_array
-                last.parsed += part.parsed
                 last.records += part.records
                 last.lines += part.lines
                 last.error = last.error or part.error

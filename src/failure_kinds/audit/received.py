@@ -62,7 +62,7 @@ PARTIAL_KEYS: Final = (
     "files",
 )
 SETTINGS_KEYS: Final = ("field", "aliases", "namespaces", "distinct_limit", "value_chars", "line_bytes")
-FILE_KEYS: Final = ("path", "unit", "continuation", "records", "lines", "error", "parsed", "opens_array")
+FILE_KEYS: Final = ("path", "unit", "continuation", "records", "lines", "error")
 TALLY_KEYS: Final = ("kept", "extras", "overflow", "pinned", "uncertain")
 
 
@@ -153,9 +153,8 @@ def _files(data: object) -> list[tuple[int, int]]:
         _text(part["path"], f"{where}.path")
         if part["unit"] not in UNITS:
             raise _wrong(f"{where}.unit", f"not one of {', '.join(UNITS)}")
-        for key in ("continuation", "opens_array"):
-            if type(part[key]) is not bool:
-                raise _wrong(f"{where}.{key}", "not true or false")
+        if type(part["continuation"]) is not bool:
+            raise _wrong(f"{where}.continuation", "not true or false")
         if part["continuation"] and index:
             raise _wrong(f"{where}.continuation", "only a partial's first file can continue a file")
         if part["error"] is not None:
@@ -164,8 +163,6 @@ def _files(data: object) -> list[tuple[int, int]]:
         lines = _count(part["lines"], f"{where}.lines")
         if records > lines:
             raise _wrong(f"{where}.records", f"{records} records in {lines} lines")
-        if _count(part["parsed"], f"{where}.parsed") > records:
-            raise _wrong(f"{where}.parsed", f"more than its {records} records")
         found.append((records, lines))
     return found
 

@@ -216,31 +216,7 @@ def build_report(partial: PartialReport) -> Report:
     report.namespaces = dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0])))
     report.namespaces_overflow = namespaces_overflow
     report.files = [FileReport(part.path, part.records, part.error) for part in partial.files]
-    arrays = [part.path for part in partial.files if part.opens_array and not part.parsed]
-    if arrays:
-        report.notes.append(_array_note(arrays))
     return report
-
-
-def _array_note(paths: list[str]) -> str:
-    """Name the first of the files that look like one JSON document, an array, and say how to convert it."""
-    import shlex
-
-    from .render import plural, printable
-
-    path = paths[0]
-    more = f" (and {plural(len(paths) - 1, 'other file')})" if len(paths) > 1 else ""
-    command = "jq -c '.[]'"
-    if printable(path) == path and path != "<stdin>":
-        gzipped = path.lower().endswith(".gz")
-        stem = path[:-3] if gzipped else path
-        stem = stem[:-5] if stem.lower().endswith(".json") else stem
-        source = f"gzip -dc {shlex.quote(path)} | {command}" if gzipped else f"{command} {shlex.quote(path)}"
-        command = f"{source} > {shlex.quote(stem + '.jsonl')}"
-    return (
-        f"{printable(path)}{more} looks like one JSON document (an array), not JSON Lines (one JSON "
-        f"object per line): {command} writes it as JSON Lines"
-    )
 
 
 _CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
