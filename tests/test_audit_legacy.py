@@ -6,6 +6,7 @@ the replacement named in text and JSON; the same report from any engine; a depre
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -106,12 +107,19 @@ def test_any_mix_of_values_and_aliases_is_categorised_as_the_vocabulary_says(
 
 
 ACTIONS = {  # what needs action, and the words each line of it must hold
+    "unreadable": ["inputs not read", "under files:"],
     "unregistered": ["--aliases FILE", "failure-kinds lint", "--strict"],
     "undeclared": ["[tool.failure-kinds.namespaces]", "--strict"],
     "legacy": ["failure-kinds lint", "--fix", "--aliases FILE", "--strict"],
-    "invalid": ["first at a.jsonl:"],
-    "unparseable": ["first at a.jsonl:"],
+    "invalid": ["first at {path}:"],
+    "unparseable": ["first at {path}:"],
 }
+# Paths and values wider than the table: long, and of wide (CJK) and full-width characters.
+PATHS = ["a.jsonl", "d/" + "p" * 200 + ".jsonl", "漢" * 40 + ".jsonl", "logs/" + "q" * 85 + ".jsonl"]
+
+
+def columns(line: str) -> int:
+    return sum(1 + (unicodedata.east_asian_width(character) in "WF") for character in line)
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -120,14 +128,16 @@ ACTIONS = {  # what needs action, and the words each line of it must hold
         st.sampled_from(
             [*REGISTERED, *OLDER_LABELS, *LOOKALIKES, "swe_env:gone", "swe_env:patch_apply_failed"]
         )
-        | st.sampled_from([1, None, "x" * 70, "no json"]),
+        | st.sampled_from([1, None, "x" * 70, "no json", "漢" * 90, "\uff46\uff55\uff4c\uff4c_" * 12]),
         max_size=30,
     ),
     aliased=st.dictionaries(st.sampled_from(sorted(OLDER_LABELS)), st.sampled_from(REGISTERED), max_size=2),
     line_bytes=st.sampled_from([80, 1000]),
+    unreadable=st.booleans(),
+    path=st.sampled_from(PATHS),
 )
 def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
-    values: list[object], aliased: dict[str, str], line_bytes: int
+    values: list[object], aliased: dict[str, str], line_bytes: int, unreadable: bool, path: str
 ) -> None:
     lines = [
         value.encode() if value == "no json" else json.dumps({"failure_kind": value}).encode()
@@ -136,10 +146,15 @@ def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
     settings = settings_for(
         "failure_kind", aliased, {"swe_env": ("patch_apply_failed",)}, line_bytes=line_bytes
     )
-    report = audit_lines(lines, "a.jsonl", settings).report()
+    partial = audit_lines(lines, path, settings)
+    if unreadable:  # a read that failed before the end, as a truncated gzip file's
+        partial.add_error("truncated gzip: the compressed stream ends early")
+    report = partial.report()
     text = render_text(report)
-    assert max(map(len, text.splitlines())) <= 100
-    counts = Counter({"invalid": report.invalid, "unparseable": report.unparseable})
+    # A path wider than that stays whole, alone on its line.
+    wide = [line for line in text.splitlines() if columns(line) > 100]
+    assert all(line.strip(" ;,").rstrip("0123456789").removesuffix(":") == path for line in wide), wide
+    counts = Counter({"invalid": report.invalid, "unparseable": report.unparseable, "unreadable": unreadable})
     for row in report.kinds:
         counts[row.category] += row.count
     needed = [category for category in ACTIONS if counts[category]]
@@ -148,13 +163,13 @@ def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
     actions = head.replace("\n   ", " ").splitlines()[1:] if needed else []
     assert [line.split()[0] for line in actions] == needed
     for category, line in zip(needed, actions, strict=True):
-        assert all(words in " ".join(line.split()) for words in ACTIONS[category]), line
+        assert all(words.format(path=path) in " ".join(line.split()) for words in ACTIONS[category]), line
         assert ("--max-line-bytes" in line) == (category == "unparseable" and report.overlong > 0)
     not_seen = json.loads(render_json(report))["not_seen"]
     assert not_seen == [kind for kind in REGISTERED if kind not in {row.canonical for row in report.kinds}]
     shown = " ".join(text.partition("\nnot seen: ")[2].partition("\n\n")[0].split())
     assert shown.partition(": ")[2].split(", ") == (not_seen if report.kinds and not_seen else [""])
-    regrouped = text.partition("where that changes the count:\n")[2].partition("\n\n")[0]
+    regrouped = text.partition("count:\n")[2].partition("\n\n")[0]
     registered = {row.value: row.count for row in report.kinds if row.category == "registered"}
     changed = [kind for kind, count in report.canonical_totals().items() if registered.get(kind) != count]
     assert [line.split()[0] for line in regrouped.splitlines()] == changed
@@ -238,7 +253,8 @@ def test_an_alias_overrides_the_built_in_replacement(tmp_path: Path) -> None:
     }
     text = render_text(report)
     assert "-> transport_unreachable (instead of transport_peer_drop)" in text
-    regrouped = "regrouped by canonical kind (registered, aliased and older labels together),\nwhere that"
+    regrouped = "regrouped by canonical kind (registered, aliased and older labels together), where that"
+    regrouped += " changes the\n  count:"  # wrapped at 100 columns
     assert regrouped in text
     # transport_peer_drop, seen once under its own name alone, keeps the count the registered rows show.
     assert [line.split()[0] for line in text.split(regrouped)[1].split("\n\n")[0].splitlines()[1:]] == [

@@ -72,7 +72,7 @@ def test_list_json_is_every_kind_and_stage() -> None:
 
 
 def test_list_markdown_is_the_table() -> None:
-    # The docs' vocabulary page is this output, written in when the site is built (docs/hooks/vocabulary.py).
+    # The docs' vocabulary page is this output, committed in it by docs/vocabulary_table.py.
     result = run("list", "--format", "markdown")
     assert result.returncode == 0
     assert result.stdout == render_markdown()

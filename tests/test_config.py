@@ -96,6 +96,17 @@ def test_config_option_reads_any_other_file_at_its_top_level(tmp_path: Path) -> 
     )
 
 
+def test_a_tool_table_in_another_file_says_where_its_keys_go(tmp_path: Path) -> None:
+    ci = write(tmp_path / "ci.toml", DECLARATION)
+    with pytest.raises(ConfigError) as raised:
+        load_config(ci)
+    assert str(raised.value) == (
+        f"{ci}: unknown key 'tool' (known: generate, namespaces); a file other than pyproject.toml holds"
+        " the keys of [tool.failure-kinds] at its top level: write [namespaces], not"
+        " [tool.failure-kinds.namespaces]"
+    )
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [

@@ -1,4 +1,4 @@
-"""failure_kinds._display: how every module shows a value it did not write."""
+"""failure_kinds._display: how every module shows a value or a path it did not write."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failure_kinds import _display
-from failure_kinds._display import cut, escape, shown, shown_text, type_name
+from failure_kinds._display import escaped, plain, shown
 
 
 def test_builtin_values_read_as_their_repr() -> None:
@@ -46,8 +46,10 @@ class Hostile(str):
 def test_a_str_subclass_is_shown_as_its_text_without_running_its_methods() -> None:
     assert shown(Hostile("judge_faild")) == "'judge_faild'"
     assert shown([Hostile("a"), {Hostile("k"): Hostile("v")}]) == "['a', {'k': 'v'}]"
-    assert shown_text(Hostile("a\nb"), 10) == "a\\x0ab"
-    assert escape(Hostile("a\x1bb")) == "a\\x1bb"
+    assert escaped(Hostile("a\nb"), 10) == "a\\x0ab"
+    assert escaped(Hostile("a\x1bb")) == "a\\x1bb"
+    assert plain(Hostile("judge_faild")) == "judge_faild"
+    assert plain(Hostile(" a")) == "' a'"
 
 
 class RaisingRepr:
@@ -64,8 +66,9 @@ def test_what_a_value_cannot_say_for_itself_is_named_by_its_type() -> None:
     assert shown(RaisingRepr()) == "<RaisingRepr object whose repr failed>"
     assert shown([1, RaisingRepr()]) == "[1, <RaisingRepr object whose repr failed>]"
     assert shown(StrSubclassRepr()) == "forged\\x0aline"
-    assert type_name(type("Forged\nERROR", (), {})()) == "Forged\\x0aERROR"
-    assert type_name(type("T" * 500, (), {})()) == "T" * 197 + "..."
+    forged, long_name = (type(name, (RaisingRepr,), {})() for name in ("Forged\nERROR", "T" * 500))
+    assert shown(forged) == "<Forged\\x0aERROR object whose repr failed>"
+    assert shown(long_name, 1000) == "<" + "T" * 197 + "... object whose repr failed>"
 
 
 def test_a_huge_int_is_shown_by_its_size() -> None:
@@ -110,15 +113,26 @@ def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
 def test_a_string_is_cut_before_its_repr_is_made() -> None:
     text = "x" * 10_000_000
     assert shown(text, 20) == "'xxxxxxxxxxxxxxxx..."
-    assert shown_text(text, 5) == "xx..."
+    assert escaped(text, 5) == "xx..."
     assert shown("short") == "'short'"
 
 
-@given(st.integers(min_value=-5, max_value=300), st.text(max_size=400))
-def test_cut_never_exceeds_its_limit(limit: int, text: str) -> None:
-    assert len(cut(text, limit)) <= max(limit, 0)
-    if len(text) <= limit:
-        assert cut(text, limit) == text
+@given(st.text(alphabet=st.characters(codec=None), max_size=400), st.integers(min_value=-5, max_value=300))
+def test_escaped_and_plain_text_are_bounded_printable_and_keep_plain_text(text: str, limit: int) -> None:
+    for result in (escaped(text, limit), escaped(text), plain(text, max(limit, 0))):
+        assert result.isprintable(), ascii(result)
+        for character in text:
+            if not character.isprintable():
+                assert character not in result
+    assert len(escaped(text, limit)) <= max(limit, 0)
+    if len(escaped(text)) <= limit:
+        assert escaped(text, limit) == escaped(text)
+    if text.isprintable():
+        assert escaped(text) == text
+    if text and text.isprintable() and text.strip() == text:
+        assert plain(text, max(limit, 0)) == text
+    else:
+        assert plain(text, max(limit, 0)) == shown(text, max(limit, 0))
 
 
 # Every shape a value arrives in: strings of any code point, numbers, bytes, and containers of them.
@@ -158,24 +172,13 @@ def test_any_value_shows_as_one_bounded_printable_line(value: object, limit: int
     text = shown(value, limit)
     assert len(text) <= limit
     assert text.isprintable(), ascii(text)
-    full = escape(repr(value))
+    full = escaped(repr(value))
     if len(full) <= limit and depth(value) <= 6:
         assert text == full
     # A string cut before its repr may pick other quotes than the whole one; elsewhere what is shown is
     # the start of the value's own repr, escaped, and the cut marker is past the limit.
     if depth(value) <= 6 and not (len(full) > limit and quoted(value)):
         assert full.startswith(text.removesuffix("...")), (text, full)
-
-
-@given(st.text(alphabet=st.characters(codec=None), max_size=300))
-def test_escape_changes_only_what_is_not_printable(text: str) -> None:
-    escaped = escape(text)
-    assert escaped.isprintable()
-    if text.isprintable():
-        assert escaped == text
-    for character in text:
-        if not character.isprintable():
-            assert character not in escaped
 
 
 def test_the_default_limit_is_the_one_messages_promise() -> None:

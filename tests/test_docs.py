@@ -12,9 +12,9 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
-import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -339,8 +339,8 @@ def test_declaration_is_the_worked_examples() -> None:
     assert tomllib.loads(body) == {"tool": {"failure-kinds": example["tool"]["failure-kinds"]}}
 
 
-def vocabulary_hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("vocabulary_hook", DOCS / "hooks" / "vocabulary.py")
+def vocabulary_generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("vocabulary_generator", DOCS / "vocabulary_table.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -348,42 +348,96 @@ def vocabulary_hook() -> ModuleType:
     return module
 
 
-def test_vocabulary_page_is_written_from_the_enum() -> None:
+def test_vocabulary_page_holds_the_table_of_the_enum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The committed table is what `failure-kinds list --format markdown` prints; `--check` of the script
+    that writes it (run by `make lint`) fails on a stale one, which the script rewrites."""
     from failure_kinds import FailureKind
 
-    hook = vocabulary_hook()
     source = page("vocabulary.md")
-    assert source.count(hook.MARKER) == 1
-    built = hook.with_vocabulary(source)
     listed = run_cli("list", "--format", "markdown")
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout in built + "\n"
-    for kind in FailureKind:
-        assert f"| `{kind.value}` | {kind.description} |" in built
-    assert hook.with_vocabulary("no marker here") == "no marker here"
+    generator = vocabulary_generator()
+    between = source.split(generator.BEGIN + "\n", 1)[1].split(generator.END, 1)[0]
+    assert between == "\n" + listed.stdout + "\n"
+    stale = tmp_path / "vocabulary.md"
+    stale.write_text(
+        source.replace(f"| `{FailureKind.CANCELLED.value}` |", "| `canceled` |", 1), encoding="utf-8"
+    )
+    monkeypatch.setattr(generator, "PAGE_PATH", stale)
+    assert generator.main(["--check"]) == 1
+    assert generator.main([]) == 0
+    assert stale.read_text(encoding="utf-8") == source
+    assert generator.main(["--check"]) == 0
 
 
-@pytest.mark.interpreter_independent
-@needs("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
-def test_site_builds_strictly(tmp_path: Path) -> None:
-    """`mkdocs build --strict`: every link and anchor resolves, every page is in the navigation, every
-    included section and API object is found."""
-    site = tmp_path / "site"
+def test_navigation_lists_every_page_once() -> None:
+    """Zensical does not report a page missing from the navigation, as MkDocs' `validation: nav` did."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    navigation = config.split("\nnav:\n", 1)[1].split("\n\n", 1)[0]
+    listed = re.findall(r"^  - [^:\n]+: (\S+)$", navigation, flags=re.MULTILINE)
+    assert len(listed) == len(navigation.splitlines()), "one `  - Title: page.md` line per entry"
+    pages = sorted(path.name for path in DOCS.glob("*.md"))
+    assert [name for name in pages if name not in listed] == [], "pages missing from the navigation"
+    assert [name for name in listed if name not in pages] == [], "navigation entries with no page"
+    assert len(set(listed)) == len(listed), "a page listed twice"
+
+
+def test_every_relative_link_of_the_pages_is_a_file_of_the_site() -> None:
+    """Zensical checks links to pages and their anchors, but not one to any other file (`missing.txt`,
+    `no_such_dir/`), which MkDocs' strict build also failed on."""
+    broken = [
+        (document.name, target)
+        for document in DOCS.glob("*.md")
+        for target in re.findall(r"\]\(([^)\s]+)\)", document.read_text(encoding="utf-8"))
+        if not re.match(r"[a-z]+:|#", target) and not (DOCS / target.split("#", 1)[0]).is_file()
+    ]
+    assert broken == []
+
+
+def build_site(root: Path) -> tuple[int, str]:
+    """`zensical build --strict` of the site whose mkdocs.yml is in `root`: its exit code and output."""
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
+        [sys.executable, "-m", "zensical", "build", "--strict"],
+        cwd=root,
         capture_output=True,
         text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         timeout=300,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
+    return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+
+
+def site_copy(tmp_path: Path) -> Path:
+    """The site's sources in a folder of their own, so a build neither writes nor reads the checkout's
+    build/site and .cache (Zensical takes site_dir and its cache relative to mkdocs.yml)."""
+    root = tmp_path / "project"
+    shutil.copytree(DOCS, root / "docs")
+    for name in ("mkdocs.yml", "README.md"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "src").symlink_to(ROOT / "src")
+    return root
+
+
+SITE_TOOLS = ("zensical", "mkdocstrings", "mkdocstrings_handlers")
+
+
+@pytest.mark.interpreter_independent
+@needs(*SITE_TOOLS)
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    """`zensical build --strict` finds every link, anchor, included section and API object, and prints
+    nothing but its progress: no warning, no banner."""
+    root = site_copy(tmp_path)
+    returncode, output = build_site(root)
+    assert returncode == 0, output
+    for line in output.splitlines():
+        assert re.fullmatch(r"Build started|No issues found|Build finished in [0-9.]+m?s", line), output
+    site = root / "build" / "site"
     vocabulary = (site / "vocabulary" / "index.html").read_text(encoding="utf-8")
     assert "<code>transport_timeout</code>" in vocabulary
     # A kind's name in a table never wraps inside the name (transport_unreachabl|e).
     assert "stylesheets/extra.css" in vocabulary
     assert "white-space: nowrap" in (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert not (site / "vocabulary_table.py").exists()
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "validate_failure_kind" in api
     # Docstrings are Markdown: a Sphinx role would show as raw text, and a constant inspected without a
@@ -396,6 +450,28 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert 'OTHER_LABEL = "_other"' in api_text
     quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"
+
+
+@pytest.mark.interpreter_independent
+@needs(*SITE_TOOLS)
+@pytest.mark.parametrize(
+    ("document", "added", "reported"),
+    [
+        ("quickstart.md", "[gone](missing.md)", "page does not exist"),
+        ("quickstart.md", "[gone](audit.md#no-such-heading)", "anchor does not exist"),
+        ("api.md", "::: failure_kinds.no_such_function", "failure_kinds.no_such_function could not be found"),
+    ],
+    ids=["link", "anchor", "api-reference"],
+)
+def test_site_build_fails_on_a_broken_reference(
+    document: str, added: str, reported: str, tmp_path: Path
+) -> None:
+    root = site_copy(tmp_path)
+    with (root / "docs" / document).open("a", encoding="utf-8") as page_file:
+        page_file.write(f"\n{added}\n")
+    returncode, output = build_site(root)
+    assert returncode != 0
+    assert reported in output
 
 
 def test_diff_prints_changes_in_the_order_the_vocabulary_page_gives() -> None:

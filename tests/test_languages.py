@@ -1,6 +1,7 @@
 """failure-kinds export --format typescript|go, compiled by the real compilers with the user code that
-docs/stack.md shows: it compiles and prints what the page says, and with its misspelled kind uncommented
-that kind is the one error. `make test` installs tsc (npm typescript, in .venv/npm) and Debian's Go."""
+docs/stack.md shows, by the commands the page shows: it compiles and prints what the page says, and with
+its misspelled kind uncommented that kind is the one error. `make test` installs tsc (npm typescript, in
+.venv/npm) and Debian's Go."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,10 +28,13 @@ DECLARATION = '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed",
 # The page's commented-out misspelling and, on the next line, the error it must be.
 MISSPELLED = re.compile(r"^(?P<indent>[ \t]*)// (?P<code>.+)\n[ \t]*//   (?P<error>error.*)$", re.MULTILINE)
 PRINTED = re.compile(r"^[ \t]*// prints: (.*)$", re.MULTILINE)
+PAGE = ROOT / "docs" / "stack.md"
+# The page's commands for a language, and the file its code goes in.
+STEPS = r"<!-- {language} steps: [^\n]* and (?P<file>\S+) -->\n```\n(?P<commands>.*?)```"
 
 
 def recipe(language: str) -> str:
-    page = (ROOT / "docs" / "stack.md").read_text(encoding="utf-8")
+    page = PAGE.read_text(encoding="utf-8")
     (found,) = re.findall(
         rf"<!-- {language} recipe:[^\n]*-->\n```{language}\n(.*?)```", page, flags=re.DOTALL
     )
@@ -63,26 +68,37 @@ def run(
     )
 
 
+def follow_steps(
+    language: str, folder: Path, tools: list[str | None], env: dict[str, str] | None = None
+) -> tuple[str, str]:
+    """Run the page's commands for ``language`` in ``folder`` as a reader would, with the declaration in
+    pyproject.toml and the page's code in the file it names; that file's path and what the commands print.
+    """
+    (found,) = re.finditer(STEPS.format(language=language), PAGE.read_text(encoding="utf-8"), re.DOTALL)
+    (folder / "pyproject.toml").write_text(DECLARATION, encoding="utf-8")
+    (folder / found["file"]).parent.mkdir(parents=True, exist_ok=True)
+    (folder / found["file"]).write_text(recipe(language), encoding="utf-8")
+    # The compilers where the tests found them, and this interpreter's failure-kinds command.
+    folders = [str(Path(tool).parent) for tool in [*tools, sys.executable] if tool is not None]
+    environment = dict(os.environ if env is None else env)
+    environment["PATH"] = os.pathsep.join([*folders, environment["PATH"]])
+    done = run(["sh", "-e", "-c", found["commands"]], folder, environment)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return found["file"], done.stdout
+
+
 @needs_tsc
 def test_typescript_export_types_the_page_and_rejects_its_misspelling(tmp_path: Path) -> None:
     assert TSC is not None
-    assert NODE is not None
-    (tmp_path / "failure_kinds.ts").write_text(export(tmp_path, "typescript"), encoding="utf-8")
     code = recipe("typescript")
-    (tmp_path / "recipe.ts").write_text(code, encoding="utf-8")
-    options = [TSC, "--strict", "--pretty", "false"]
-    built = run(
-        [*options, "--module", "commonjs", "--outDir", "out", "failure_kinds.ts", "recipe.ts"], tmp_path
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    ran = run([NODE, "out/recipe.js"], tmp_path)
-    assert ran.stdout.splitlines() == PRINTED.findall(code), ran.stderr
+    source, printed = follow_steps("typescript", tmp_path, [TSC, NODE])
+    assert printed.splitlines() == PRINTED.findall(code)
     broken, line, error = uncommented(code)
-    (tmp_path / "recipe.ts").write_text(broken, encoding="utf-8")
-    checked = run([*options, "--noEmit", "failure_kinds.ts", "recipe.ts"], tmp_path)
+    (tmp_path / source).write_text(broken, encoding="utf-8")
+    checked = run([TSC, "--strict", "--pretty", "false", "--noEmit", source], tmp_path)
     errors = [text for text in checked.stdout.splitlines() if ": error " in text]
     assert len(errors) == 1, checked.stdout
-    assert re.fullmatch(rf"recipe\.ts\({line},\d+\): {re.escape(error)}", errors[0]), errors
+    assert re.fullmatch(rf"{re.escape(source)}\({line},\d+\): {re.escape(error)}", errors[0]), errors
     assert "judge_faild" in error
 
 
@@ -111,13 +127,10 @@ def test_go_export_builds_the_page_and_rejects_its_misspelling(
 ) -> None:
     assert GO is not None
     code = recipe("go")
-    go_module(tmp_path, export(tmp_path, "go"), code)
-    for step in (["vet", "./..."], ["build", "-o", "rollouts", "."]):
-        done = run([GO, *step], tmp_path, go_environment)
-        assert done.returncode == 0, done.stdout + done.stderr
-    assert run([str(tmp_path / "rollouts")], tmp_path).stdout.splitlines() == PRINTED.findall(code)
+    source, printed = follow_steps("go", tmp_path, [GO], go_environment)
+    assert printed.splitlines() == PRINTED.findall(code)
     broken, line, error = uncommented(code)
-    (tmp_path / "main.go").write_text(broken, encoding="utf-8")
+    (tmp_path / source).write_text(broken, encoding="utf-8")
     vetted = run([GO, "vet", "./..."], tmp_path, go_environment)
     built = run([GO, "build", "./..."], tmp_path, go_environment)
     # go vet words it by its version ("undefined: ..." or "JudgeFaild not declared by package ...").

@@ -126,6 +126,8 @@ def test_field_option_replaces_the_default() -> None:
     source = 'record(failure_kind="bad_one", kind="bad_two", error_kind="bad_three")\n'
     assert [line for line, _ in codes_by_line(source, ("kind", "error_kind"))] == [1, 1]
     assert len(codes_by_line(source)) == 1
+    # A --field typed in bytes that are not UTF-8 holds a surrogate escape: looked for, never a crash.
+    assert [line for line, _ in codes_by_line(source, ("kind", "\udcff"))] == [1]
 
 
 def test_file_that_does_not_parse_is_fk000() -> None:
@@ -143,6 +145,22 @@ def test_null_bytes_and_bad_encoding_are_fk000(tmp_path: Path) -> None:
         ("nul.py", "FK000"),
     ]
     assert unreadable == []
+
+
+@pytest.mark.parametrize(
+    ("encoding", "said", "iconv"),
+    [
+        ("utf-16", "UTF-16 (little-endian)", "UTF-16"),
+        ("utf-16-be", "UTF-16 (big-endian)", "UTF-16BE"),
+        ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
+    ],
+)
+def test_wide_text_is_fk000_naming_its_encoding(encoding: str, said: str, iconv: str) -> None:
+    (finding,) = lint.Checker().check_source('row = {"failure_kind": "bad"}\n'.encode(encoding), "w.py")
+    assert finding.message == (
+        f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
+        f"convert it with iconv -f {iconv} -t UTF-8"
+    )
 
 
 def test_directories_are_searched_recursively(tmp_path: Path) -> None:

@@ -68,6 +68,11 @@ AWKWARD = {
     "mixed.py": f"a = 1\r\n{WRITE}\ny = 2\r{WRITE}\r\nz = 3\n".encode(),
     "with space.py": f"{WRITE}\n".encode(),
     "ünï cödé.py": f"{WRITE}".encode(),
+    # Names git quotes in C's way, which patch reads too.
+    '"quoted.py': f"{WRITE}\n".encode(),
+    " leading space.py": f"{WRITE}\n".encode(),
+    "back\\slash.py": f"{WRITE}\n".encode(),
+    "line\nbreak\x1b.py": f"{WRITE}\n".encode(),
 }
 
 
@@ -84,3 +89,13 @@ def test_the_diff_applies_and_gives_what_fix_writes(tmp_path: Path, tool: list[s
     subprocess.run(tool, input=diff.stdout, cwd=applied, check=True, capture_output=True)
     for name, source in AWKWARD.items():
         assert (applied / name).read_bytes() == (fixed / name).read_bytes() != source, name
+
+
+@pytest.mark.parametrize("path", ["../a.py", "{root}/a.py"])
+def test_a_diff_of_a_file_outside_the_working_directory_is_named_in_a_note(tmp_path: Path, path: str) -> None:
+    (tmp_path / "a.py").write_bytes(f"{WRITE}\n".encode())
+    (tmp_path / "below").mkdir()
+    result = run_cli("lint", "--diff", path.format(root=tmp_path), cwd=tmp_path / "below")
+    assert result.returncode == 1
+    assert "a.py: outside the working directory, so patch -p0 and git apply do not apply" in result.stderr
+    assert run_cli("lint", "--diff", str(tmp_path / "a.py"), cwd=tmp_path).stdout.startswith("--- a.py\n")

@@ -67,7 +67,12 @@ def test_literals_that_are_not_the_plain_label_are_left_alone(literal: str) -> N
 
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
 def test_line_ends_and_a_missing_last_one_are_kept(line_end: bytes) -> None:
-    lines = [b"# first", b"a = {'failure_kind': 'peer_drop'}", b"b = {'failure_kind': \"peer_drop\"}"]
+    # A declared encoding is read at any line end, as the parser reads it.
+    lines = [
+        b"# coding: latin-1",
+        b"a = {'failure_kind': 'peer_drop'}",
+        b"b = {'failure_kind': \"peer_drop\"}  # \xe9",
+    ]
     source = line_end.join(lines)
     after, applied = _fix.apply(source, fixes_for(source))
     assert after == source.replace(b"'peer_drop'", b"'transport_peer_drop'").replace(
@@ -316,8 +321,11 @@ def test_diff_shows_the_fix_and_writes_nothing(tmp_path: Path) -> None:
     assert (nothing.returncode, nothing.stdout) == (0, "")
 
 
-def test_fix_and_diff_together_are_a_usage_error(tmp_path: Path) -> None:
-    result = run_cli("lint", "--fix", "--diff", ".", cwd=tmp_path)
+@pytest.mark.parametrize(
+    "options", [["--fix", "--diff"], ["--unsafe-fixes"], ["--format=sarif", "--unsafe-fixes"], ["--field="]]
+)
+def test_options_that_do_not_go_together_are_a_usage_error(tmp_path: Path, options: list[str]) -> None:
+    result = run_cli("lint", *options, ".", cwd=tmp_path)
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
 
@@ -514,6 +522,11 @@ SHAPES = [
     ('if row["failure_kind"] in ("peer_drop", "agent_timeout"): pass', False),
     ('match row["failure_kind"]:\n    case "peer_drop": pass', False),
     ('match row:\n    case {"failure_kind": "peer_drop"}: pass', False),
+    # A literal anywhere under a compared operand is read: a dict display, a call, a generator's test.
+    ('if row == {"failure_kind": "peer_drop"}: pass', False),
+    ('assert {"failure_kind": "peer_drop"} in rows', False),
+    ('assert migrate(old) == Failure(failure_kind="peer_drop")', False),
+    ('any(r is not dict(failure_kind="peer_drop") for r in rows)', False),
     ("# noqa: FK001 still silences what was FK001 before 0.3.0: FK004 and FK005", True),
     ('row = {"failure_kind": "peer_drop"}  # noqa: FK001', False),
 ]
@@ -544,45 +557,74 @@ FIXABLE = b'x = dict(failure_kind="peer_drop")\n'
 FIXED = FIXABLE.replace(b"peer_drop", b"transport_peer_drop")
 
 
-@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() != 0, reason="changes owners, as root does")
 def test_fix_keeps_owner_group_and_mode_or_leaves_the_file_alone() -> None:
     import shutil
     import tempfile
+    import urllib.parse  # noqa: F401  (SARIF's, imported while the user it runs as can read the stdlib)
 
+    # Root (CI containers, pre-commit in Docker) gives the files another owner and then fixes one as a
+    # third user; anyone else checks the owner and the setuid and setgid bits of their own files.
+    root = os.geteuid() == 0
+    owner = (1234, 5678) if root else (os.geteuid(), os.getegid())
     # Not under tmp_path, whose folders only root may enter.
     folder = Path(tempfile.mkdtemp())
     try:
         folder.chmod(0o777)
         for name in ("kept.py", "other.py"):
             (folder / name).write_bytes(FIXABLE)
-            os.chown(folder / name, 1234, 5678)
+            os.chown(folder / name, *owner)
             (folder / name).chmod(0o6755)
         assert run_cli("lint", "--fix", "kept.py", cwd=folder).returncode == 0
-        # Another user may replace a file in a folder anyone writes to, but not make it theirs.
-        os.seteuid(4321)
-        try:
-            other = run_cli("lint", "--fix", "other.py", cwd=folder)
-        finally:
-            os.seteuid(0)
-        assert other.returncode == 1
-        assert "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written" in other.stderr
+        if root:
+            # Another user may replace a file in a folder anyone writes to, but not make it theirs.
+            os.seteuid(4321)
+            try:
+                other = run_cli("lint", "--fix", "other.py", cwd=folder)
+                # --diff and SARIF offer no fix that --fix refuses.
+                shown = run_cli("lint", "--diff", "other.py", cwd=folder)
+                sarif = run_cli("lint", "--format", "sarif", "other.py", cwd=folder)
+            finally:
+                os.seteuid(0)
+            for result in (other, shown, sarif):
+                assert result.returncode == 1
+                assert (
+                    "other.py: not fixed: its owner 1234:5678 cannot be kept; nothing written"
+                    in result.stderr
+                )
+            assert (shown.stdout, '"fixes"' in sarif.stdout) == ("", False)
         for name, content in (("kept.py", FIXED), ("other.py", FIXABLE)):
             status = (folder / name).stat()
-            assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (1234, 5678, 0o6755)
+            assert (status.st_uid, status.st_gid, status.st_mode & 0o7777) == (*owner, 0o6755)
             assert (folder / name).read_bytes() == content
         assert sorted(os.listdir(folder)) == ["kept.py", "other.py"]
     finally:
         shutil.rmtree(folder)
 
 
-def test_a_file_with_hard_links_is_left_alone_with_a_note(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_bytes(FIXABLE)
-    os.link(tmp_path / "a.py", tmp_path / "b.py")
-    result = run_cli("lint", "--fix", ".", cwd=tmp_path)
+# Files --fix leaves alone, and what --fix, --diff and SARIF say of each: none offers a fix.
+LEFT_ALONE = {
+    "hard links": (FIXABLE, "it has 2 names (hard links)"),
+    # Fixed, it would grow past what the lint reads, and be FK000 on every later run.
+    "too large": (
+        FIXABLE + b"#" * (lint.SIZE_LIMIT - len(FIXABLE) - 1) + b"\n",
+        "its fixed text would be larger than 8 MiB",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_ALONE))
+@pytest.mark.parametrize("option", ["--fix", "--diff", "--format=sarif"])
+def test_a_file_fix_refuses_is_left_alone_with_a_note(tmp_path: Path, case: str, option: str) -> None:
+    source, reason = LEFT_ALONE[case]
+    (tmp_path / "a.py").write_bytes(source)
+    if case == "hard links":
+        os.link(tmp_path / "a.py", tmp_path / "b.py")
+    result = run_cli("lint", option, ".", cwd=tmp_path)
     assert result.returncode == 1
-    assert "./a.py: not fixed: it has 2 names (hard links)" in result.stderr
-    assert (tmp_path / "a.py").read_bytes() == (tmp_path / "b.py").read_bytes() == FIXABLE
-    assert (tmp_path / "a.py").stat().st_nlink == 2
+    assert f"./a.py: not fixed: {reason}" in result.stderr
+    assert ("+++" in result.stdout, '"fixes"' in result.stdout) == (False, False)
+    assert (tmp_path / "a.py").read_bytes() == source
+    assert (tmp_path / "a.py").stat().st_nlink == (2 if case == "hard links" else 1)
 
 
 @pytest.mark.parametrize("save", ["in place", "by a rename"])

@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from helpers import examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -139,7 +140,10 @@ def test_every_regular_file_of_a_generated_tree_is_read_once_and_the_rest_is_cou
     assert unreadable == []
     assert len(findings) == findings_expected
     assert sorted(finding.path for finding in findings) == expected_paths
-    expected_notes: list[str] = []
+    # With no regular file, no link is made: the walk finds only what it skips, or nothing.
+    expected_notes = (
+        [] if files or skipped_expected else [f"{folder}: no *.py or *.pyi files in this directory"]
+    )
     if skipped_expected:
         expected_notes.append(
             SKIPPED_ONE.removeprefix("failure-kinds lint: note: ")
@@ -150,4 +154,30 @@ def test_every_regular_file_of_a_generated_tree_is_read_once_and_the_rest_is_cou
     if repeated_expected:
         inputs = "1 input names" if repeated_expected == 1 else f"{repeated_expected:,} inputs name"
         expected_notes.append(f"{inputs} a file already read; each file is read once")
-    assert notes == expected_notes
+    assert notes == expected_notes + ([] if files else [lint.NO_INPUT])
+
+
+@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix"])
+def test_a_directory_without_python_files_is_said_and_exits_1(tmp_path: Path, option: str) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run_cli("lint", option, "empty", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "failure-kinds lint: note: empty: no *.py or *.pyi files in this directory\n"
+        "failure-kinds lint: note: no input file was found\n"
+    )
+
+
+def test_the_directories_a_walk_does_not_enter_are_counted_and_the_first_named(tmp_path: Path) -> None:
+    for name in (".git", "__pycache__", "node_modules", "site-packages", "src"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text(OLDER)
+    (tmp_path / "src" / "link").symlink_to(tmp_path / "node_modules")
+    result = run_cli("lint", ".", cwd=tmp_path)
+    assert (
+        result.stdout == "./src/a.py:1:24: FK004 older failure kind 'peer_drop': use 'transport_peer_drop'\n"
+    )
+    assert result.stderr == (
+        "failure-kinds lint: note: 5 directories not entered (hidden, __pycache__, node_modules, "
+        "site-packages or a link): ./.git, ./__pycache__, ./node_modules and 2 more\n"
+    )

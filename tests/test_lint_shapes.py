@@ -148,6 +148,8 @@ NAME_SHAPES = {
     "plain import": ("import failure_kinds\nkind = failure_kinds.AGENT_TIMOUT\n", (2, 22)),
     "submodule import": ("import failure_kinds.lint\nkind = failure_kinds.AGENT_TIMOUT\n", (2, 22)),
     "enum member": ("from failure_kinds import FailureKind as FK\nkind = FK.AGENT_TIMOUT\n", (2, 11)),
+    "enum of an alias": ("import failure_kinds as fk\nkind = fk.FailureKind.AGENT_TIMOUT\n", (2, 23)),
+    "enum of the package": ("import failure_kinds\nkind = failure_kinds.FailureKind.AGENT_TIMOUT\n", (2, 34)),
     # The alias is learned in one statement and used in a later one that mentions no field.
     "alias used far away": (
         "import failure_kinds as fk\n\n\ndef later():\n    return (fk.\n            AGENT_TIMOUT)\n",

@@ -50,33 +50,53 @@ def test_strict_short_summary_names_the_value_and_the_test(
     result.stdout.fnmatch_lines(["FAILED test_t.py::test_first - Failed: 'judge_faild' (did you mean*"])
 
 
-def test_strict_fails_the_test_whose_fixture_reports_in_setup_or_teardown(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        import failure_kinds, pytest
+PHASE_PRELUDE = """
+import pytest
+from failure_kinds import validate_failure_kind as validate
 
-        @pytest.fixture(params=["setup", "teardown"])
-        def producer(request):
-            if request.param == "setup":
-                failure_kinds.validate_failure_kind("in_setup")
-            yield
-            if request.param == "teardown":
-                failure_kinds.validate_failure_kind("in_teardown")
+@pytest.fixture
+def in_setup():
+    validate("judge_faild")
 
-        def test_uses_it(producer):
-            pass
-        """
-    )
+@pytest.fixture
+def skips_after_setup(in_setup):
+    pytest.skip()
+
+@pytest.fixture
+def in_teardown():
+    yield
+    validate("judge_faild")
+"""
+IN_BODY = 'def test_it():\n    validate("judge_faild")\n'
+
+
+@pytest.mark.parametrize(
+    ("suite", "outcomes", "reported"),
+    [
+        (IN_BODY + "    assert False", {"failed": 1}, ""),
+        (IN_BODY + "    raise RuntimeError", {"failed": 1}, ""),
+        (IN_BODY + "    pytest.skip()", {"skipped": 1}, None),
+        ("@pytest.mark.xfail\n" + IN_BODY + "    assert False", {"xfailed": 1}, None),
+        ("def test_it(in_setup):\n    pass", {"failed": 1}, ""),
+        ("def test_it(skips_after_setup):\n    pass", {"skipped": 1}, None),
+        ("def test_it(in_teardown):\n    pass", {"passed": 1, "errors": 1}, " in teardown"),
+        ("def test_it(in_teardown):\n    assert False", {"failed": 1, "errors": 1}, " in teardown"),
+    ],
+    ids=["assert", "raise", "skip", "xfail", "setup", "setup-skip", "teardown", "teardown-after-failure"],
+)
+def test_strict_reports_a_value_once_on_the_phase_that_validated_it(
+    pytester: pytest.Pytester, suite: str, outcomes: dict[str, int], reported: str | None
+) -> None:
+    """The call phase reports what the fixtures' setup and the test validated, beside a failure the test
+    had of its own; a skip or xfail stays one; teardown reports only what was validated in teardown."""
+    pytester.makepyfile(PHASE_PRELUDE + suite)
     result = pytester.runpytest_subprocess("--failure-kinds-strict", "-rN")
-    result.assert_outcomes(passed=1, failed=1, errors=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*_ ERROR at teardown of test_uses_it[[]teardown[]] _*",
-            "'in_teardown' reached validate_failure_kind in teardown",
-            "*_ test_uses_it[[]setup[]] _*",
-            "'in_setup' reached validate_failure_kind",
-        ]
-    )
+    result.assert_outcomes(**outcomes)
+    message = "'judge_faild' (did you mean 'judge_failed'?) reached validate_failure_kind"
+    assert result.stdout.str().count(message) == (reported is not None)
+    if reported is not None:
+        header = "*_ ERROR at teardown of test_it _*" if reported else "*_ test_it _*"
+        result.stdout.fnmatch_lines([header, message + reported])
 
 
 def test_strict_from_ini(pytester: pytest.Pytester) -> None:

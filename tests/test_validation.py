@@ -941,8 +941,8 @@ def test_the_docs_state_the_bounds_in_force() -> None:
     assert f"at most {_runtime.WARNED_LIMIT} reported values" in boundaries
     assert f"up to {_runtime.REMEMBER_LENGTH} characters is remembered as itself" in boundaries
     assert (
-        "any other value (a number, a list, a hostile object) by its type and the text its warning shows"
-        in (boundaries)
+        "any other value (a number, a list, a hostile object) by a 16-byte digest of its type and of its "
+        f"`repr` cut at {_runtime.REPR_LENGTH:,} characters" in boundaries
     )
     assert f"at most {_runtime.SILENT_CACHE_LIMIT} namespaced values" in boundaries
     assert "stays under 8 MiB" in boundaries  # what test_retention_is_bounded_in_bytes holds it to

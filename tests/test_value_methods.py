@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import failure_kinds
 import failure_kinds._runtime as _runtime
 from failure_kinds import OTHER_LABEL, declare_namespace, metric_label, validate_failure_kind
-from failure_kinds._display import shown, type_name
+from failure_kinds._display import shown
 from failure_kinds.history import OLDER_LABELS
 
 # Every call of a hostile method, as (method, value's text): none may happen at all.
@@ -135,7 +135,7 @@ def test_an_object_equal_to_anything_is_reported_to_observers_every_time(target:
     CALLS.clear()
     messages, observed, label = outcome(value)
     assert CALLS == []
-    assert messages == [f"failure kind is not a string: {shown(value)} of type {type_name(value)}"]
+    assert messages == [f"failure kind is not a string: {shown(value)} of type EqualsAnything"]
     assert observed == 3
     assert label == OTHER_LABEL
     assert not failure_kinds.is_registered(value)
@@ -219,3 +219,15 @@ def test_an_exact_string_is_warned_about_once_and_observed_every_time(text: str)
             validate_failure_kind(text)
     assert len(messages) == before[0]
     assert len(observed) == 4 * before[1]
+
+
+class RaisingLookup(type):
+    def __getattribute__(cls, name: str) -> object:
+        raise RuntimeError(name)
+
+
+def test_a_metaclass_cannot_hide_the_name_of_a_values_type() -> None:
+    value = RaisingLookup("Hidden", (), {})()
+    assert outcome(value, times=1)[0] == [f"failure kind is not a string: {shown(value)} of type Hidden"]
+    with pytest.raises(ValueError, match=r"kind names, not <.*Hidden object at .*> of type Hidden$"):
+        declare_namespace("my_env", value)  # type: ignore[arg-type]

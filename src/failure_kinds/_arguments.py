@@ -2,7 +2,7 @@
 with the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it.
 """
 
-from failure_kinds._display import LIMIT, shown, type_name
+from failure_kinds._display import LIMIT, escaped, shown
 from failure_kinds._runtime import NAME_PATTERN, plain
 
 TYPE_CHECKING = False
@@ -28,7 +28,9 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     given: object = kinds  # checked although annotated: untyped callers exist
     if issubclass(type(given), (bytes, bytearray)):  # type, not __class__: a value may claim any class
-        wrong = f"{shown(given)} of type {type_name(given)}{decoded(given, '[{}]')}"
+        # type's own lookup: a metaclass's __getattribute__ never runs
+        of_type = escaped(type.__getattribute__(type(given), "__qualname__"), LIMIT)
+        wrong = f"{shown(given)} of type {of_type}{decoded(given, '[{}]')}"
         raise ValueError(f"declare_namespace: kinds must be an iterable of kind names (strings), not {wrong}")
     single = plain(given) is not None
     try:
@@ -37,7 +39,8 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         listed = None
     if listed is None:
         wrong = f"the single value {shown(kinds)}; write [{shown(kinds)}]" if single else f"{shown(kinds)}"
-        wrong += "" if single else f" of type {type_name(kinds)}"
+        of_type = escaped(type.__getattribute__(type(kinds), "__qualname__"), LIMIT)
+        wrong += "" if single else f" of type {of_type}"
         raise ValueError(f"declare_namespace: kinds must be an iterable of kind names, not {wrong}")
     if not listed:
         raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
@@ -45,7 +48,8 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
     for kind in listed:
         name = plain(kind)  # an environment's own StrEnum member counts as its value
         if name is None or NAME_PATTERN.fullmatch(name) is None:
-            wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
+            of_type = escaped(type.__getattribute__(type(kind), "__qualname__"), LIMIT)
+            wrong = f"is not a string but {of_type}" if name is None else f"does not match {pattern}"
             wrong += decoded(kind, "{}")
             raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
         declared.add(name)

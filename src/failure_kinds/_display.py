@@ -1,10 +1,11 @@
-"""How the package shows a value it did not write: bounded, escaped, and never raising.
+"""How the package shows a value or a path it did not write: bounded, escaped, and never raising.
 
 Every message that quotes a caller's value (a warning, an error, a report line, a lint finding) goes through
-:func:`shown` or :func:`shown_text`, so no control character, line break, escape sequence, bidirectional
-override or lone surrogate reaches a log or a terminal raw, and a megabyte value prints a few hundred
-characters at the cost of a short one. Loaded only when something is shown: ``import failure_kinds`` does
-not import it, nor :mod:`reprlib`.
+one of three functions: :func:`shown` for a value as its ``repr``, :func:`plain` for a name or a path that
+is printed as is when it can be, and :func:`escaped` for a text printed without quotes. So no control
+character, line break, escape sequence, bidirectional override or lone surrogate reaches a log or a
+terminal raw, and a megabyte value prints a few hundred characters at the cost of a short one. Loaded only
+when something is shown: ``import failure_kinds`` does not import it, nor :mod:`reprlib`.
 """
 
 import reprlib
@@ -66,7 +67,7 @@ class _BoundedRepr(reprlib.Repr):
         try:
             text = repr(x)
         except Exception:
-            return f"<{type_name(x)} object whose repr failed>"
+            return f"<{self.type_name(x)} object whose repr failed>"
         # repr() accepts a str subclass from __repr__; its text is taken without its own methods.
         return str.__getitem__(text, slice(0, max(self.budget, 0) + 1))
 
@@ -100,6 +101,27 @@ class _BoundedRepr(reprlib.Repr):
         self.budget -= 1
         return "{" + ", ".join(pieces) + "}"
 
+    @staticmethod
+    def type_name(value: object) -> str:
+        """The qualified name of ``value``'s type, escaped and cut; never raises."""
+        try:
+            qualname: object = type(value).__qualname__  # a metaclass may make it anything
+            if not isinstance(qualname, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                return "<unnamed type>"
+            return escaped(qualname, LIMIT)
+        except Exception:
+            return "<unnamed type>"
+
+    @staticmethod
+    def escape(character: str) -> str:
+        """One character that is not printable, written as its escape."""
+        code = ord(character)
+        if code < 0x100:
+            return f"\\x{code:02x}"
+        if code < 0x10000:
+            return f"\\u{code:04x}"
+        return f"\\U{code:08x}"
+
 
 # The builtin containers _BoundedRepr takes apart, with how each is written around its elements.
 _CONTAINERS: "dict[type, tuple[str, str]]" = {
@@ -117,63 +139,40 @@ def shown(value: object, limit: int = LIMIT) -> str:
     try:
         text = _BoundedRepr(limit).repr(value)
     except Exception:  # a hostile object deep inside a container (its __repr__ caught; this is the rest)
-        text = f"<{type_name(value)} object whose repr failed>"
-    return cut(escape(text[: limit + 1]), limit)
-
-
-def shown_text(text: str, limit: int = LIMIT) -> str:
-    """A plain text (a path, a message) escaped and cut to at most ``limit`` characters, without quotes."""
-    return cut(escape(str.__getitem__(text, slice(0, max(limit, 0) + 1))), limit)
-
-
-def escape(text: str) -> str:
-    """``text`` with every character that is not printable written as its escape; printable text as is.
-
-    Control characters, line breaks, bidirectional overrides and lone surrogates are all not printable.
-    """
-    text = str.__str__(text)  # a str subclass's own iteration never runs
-    if text.isprintable():
-        return text
-    return "".join(character if character.isprintable() else _escape_one(character) for character in text)
-
-
-def _escape_one(character: str) -> str:
-    code = ord(character)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` when it has at most ``limit`` characters, else its start ending in ``...`` within it."""
-    if len(text) <= limit:
-        return text
-    if limit < 4:
-        return text[: max(limit, 0)]
-    return text[: limit - 3] + "..."
-
-
-def type_name(value: object) -> str:
-    """The qualified name of ``value``'s type, escaped and cut; never raises."""
-    try:
-        qualname: object = type(value).__qualname__  # a metaclass may make it anything
-        if not isinstance(qualname, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-            return "<unnamed type>"
-        return shown_text(qualname, LIMIT)
-    except Exception:
-        return "<unnamed type>"
+        text = f"<{_BoundedRepr.type_name(value)} object whose repr failed>"
+    return escaped(text[: limit + 1], limit)
 
 
 def plain(text: str, limit: int = 1000) -> str:
-    """``text`` as is when it is non-empty, printable and unpadded, else ``shown(text, limit)``: a
-    crafted name cannot forge a line of output, and plain names are never cut."""
+    """``text`` as is when it is plain text (not empty, printable, no space at either end), else
+    ``shown(text, limit)``: quoted, escaped and cut, so a crafted name or path cannot forge a line of
+    output and an empty or space-padded one is seen as what it is."""
+    text = str.__str__(text)  # a str subclass's own methods never run
     if text and text.isprintable() and text.strip() == text:
         return text
     return shown(text, limit)
 
 
 def escaped(text: str, limit: int | None = None) -> str:
-    """``text`` unquoted, every character that is not printable escaped, cut to ``limit`` when given."""
-    return escape(text) if limit is None else shown_text(text, limit)
+    """``text`` without quotes, every character that is not printable written as its escape (control
+    characters, line breaks, bidirectional overrides and lone surrogates are all not printable), and cut to
+    at most ``limit`` characters when a limit is given."""
+    # A str subclass's own methods never run: the text is taken through str's.
+    if limit is None:
+        text = str.__str__(text)
+    else:
+        limit = max(limit, 0)
+        text = str.__getitem__(text, slice(0, limit + 1))
+    if not text.isprintable():
+        text = "".join(
+            character if character.isprintable() else _BoundedRepr.escape(character) for character in text
+        )
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..." if limit >= 4 else text[:limit]
+
+
+# the audit's old names, until its rewrite
+escape = escaped
+shown_text = escaped
+type_name = _BoundedRepr.type_name

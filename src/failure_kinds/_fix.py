@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+_SOURCE_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _LITERAL = re.compile(r"(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)", re.DOTALL)
 _BOM = b"\xef\xbb\xbf"
 
@@ -40,11 +41,8 @@ def lines_of(text: str) -> list[str]:
 def decoded(source: bytes) -> tuple[str, str, bool]:
     """The text of ``source``, its encoding and whether it starts with a byte-order mark. Raises
     Unfixable when encoding the text again would not give back the same bytes."""
-    import io
-    import tokenize
-
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        encoding = declared_encoding(source)
     except (SyntaxError, LookupError) as error:
         raise Unfixable(f"cannot tell its encoding: {error}") from None
     bom = source.startswith(_BOM) and encoding == "utf-8-sig"
@@ -57,6 +55,18 @@ def decoded(source: bytes) -> tuple[str, str, bool]:
     except (UnicodeError, LookupError):
         pass
     raise Unfixable(f"its bytes do not survive decoding as {encoding} and encoding again")
+
+
+def declared_encoding(source: bytes) -> str:
+    """The encoding of ``source`` as the parser reads it (PEP 263), whose first two lines may also end
+    in a lone carriage return, as they may for the parser (tokenize's reader splits at line feeds only).
+    Raises SyntaxError or LookupError as tokenize.detect_encoding does."""
+    import itertools
+    import tokenize
+
+    first = itertools.islice(_SOURCE_LINE.finditer(source), 2)
+    lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
+    return tokenize.detect_encoding(iter(lines).__next__)[0]
 
 
 def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Fix]]:
@@ -86,21 +96,39 @@ def _character(line: str, offset: int) -> int:
     return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
-    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides, in the
-    file's own bytes: a byte-order mark, a declared encoding and every line end come through as they are,
-    and lines end at line feeds only, as ``patch`` and ``git apply`` read them."""
-    import difflib
-
-    from failure_kinds._display import shown_text
-
-    # A name that is not printable is shown escaped, so a crafted file name cannot add headers or hunks;
-    # a tab ends a name holding a space, which would end it otherwise.
-    if ".." not in path.split(os.sep):
+def diff_name(path: str) -> tuple[bytes, bool]:
+    """The name of ``path`` in a diff's headers, and whether it is outside the working directory (an
+    absolute path elsewhere, or one through ".."), which ``patch -p0`` and ``git apply`` refuse."""
+    parts = path.split(os.sep)
+    if ".." not in parts:
         # git apply refuses a "." in a name (./a.py); a ".." stays, as a link may lead elsewhere.
         path = os.path.normpath(path)
-    name = os.fsencode(path if path.isprintable() else shown_text(path, 1000))
-    end = b"\t\n" if b" " in name else b"\n"
+        relative = os.path.relpath(path)
+        if os.path.isabs(path) and relative.split(os.sep)[0] != os.pardir:
+            path = relative
+    outside = os.path.isabs(path) or ".." in path.split(os.sep)
+    name = os.fsencode(path)
+    if path.isprintable() and not path.startswith(" ") and not re.search(rb'["\\]', name):
+        # A tab ends a name holding a space, which would end it otherwise.
+        return name + (b"\t" if b" " in name else b""), outside
+    # Quoted as git quotes a name, which patch reads too: a crafted name cannot add headers or hunks.
+    return b'"' + re.sub(rb'["\\]|[^ -~]', _escape, name) + b'"', outside
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    byte = match.group()
+    named = {b'"': b'\\"', b"\\": b"\\\\", b"\t": b"\\t", b"\n": b"\\n", b"\r": b"\\r"}
+    return named.get(byte, b"\\%03o" % ord(byte))
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
+    """The change from ``before`` to ``after`` as a unified diff naming ``path`` on both sides (as
+    diff_name gives it), in the file's own bytes: a byte-order mark, a declared encoding and every line
+    end come through as they are, and lines end at line feeds only, as ``patch`` and ``git apply`` read
+    them."""
+    import difflib
+
+    name = diff_name(path)[0]
     old, new = _BYTE_LINE.findall(before), _BYTE_LINE.findall(after)
     hunks = list(difflib.diff_bytes(difflib.unified_diff, old, new))[2:]
     if not hunks:
@@ -109,13 +137,42 @@ def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
     body = b"".join(
         line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in hunks
     )
-    return b"--- " + name + end + b"+++ " + name + end + body
+    return b"--- " + name + b"\n+++ " + name + b"\n" + body
 
 
 def _reason(error: OSError) -> str:
     from failure_kinds.audit.errors import describe_read_error
 
     return describe_read_error(error)
+
+
+def check_replaceable(path: str, after: bytes) -> None:
+    """Raise Unfixable when ``replace_file`` would leave the file at ``path`` alone before writing
+    anything, so ``--diff`` and SARIF offer no fix that ``--fix`` refuses."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        raise Unfixable(_reason(error)) from None
+    _replaceable(status, after)
+
+
+def _replaceable(status: os.stat_result, after: bytes) -> None:
+    from failure_kinds.lint import SIZE_LIMIT
+
+    if len(after) > SIZE_LIMIT:
+        # The lint would then report the file as FK000 on every later run.
+        raise Unfixable(
+            f"its fixed text would be larger than {SIZE_LIMIT >> 20} MiB, the lint's limit; nothing written"
+        )
+    if status.st_nlink > 1:
+        raise Unfixable(
+            f"it has {status.st_nlink} names (hard links) and a replacement would fix this one only; "
+            "nothing written"
+        )
+    user = os.geteuid()
+    # Who may give a file an owner and group: root any, anyone else only themselves and their groups.
+    if user != 0 and (status.st_uid != user or status.st_gid not in {os.getegid(), *os.getgroups()}):
+        raise Unfixable(f"its owner {status.st_uid}:{status.st_gid} cannot be kept; nothing written")
 
 
 def replace_file(path: str, before: bytes, after: bytes) -> None:
@@ -144,11 +201,7 @@ def _replace(real: str, before: bytes, after: bytes) -> None:
         with open(real, "rb") as original:
             status = os.fstat(original.fileno())
             _unchanged(real, original, status, before)
-            if status.st_nlink > 1:
-                raise Unfixable(
-                    f"it has {status.st_nlink} names (hard links) and a replacement would fix this one "
-                    "only; nothing written"
-                )
+            _replaceable(status, after)
             # A short name: the file's own may already be as long as the file system allows.
             descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".fk", suffix="")
             with os.fdopen(descriptor, "wb") as file:

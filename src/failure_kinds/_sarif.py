@@ -19,7 +19,7 @@ import failure_kinds.lint as lint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from failure_kinds.lint import Finding, Fix
 
@@ -27,11 +27,12 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT = "%SRCROOT%"
 
 
-def log(findings: Sequence[Finding]) -> dict[str, object]:
-    """The SARIF log of ``findings``; their paths are taken relative to the working directory."""
+def log(findings: Sequence[Finding], fixable: Collection[tuple[str, Fix]]) -> dict[str, object]:
+    """The SARIF log of ``findings``, with a fix for those in ``fixable`` (with their paths: the fixes
+    ``--fix`` would apply to the files as they are now); paths are taken relative to the working
+    directory."""
     root = os.path.realpath(os.getcwd())
     codes = list(lint.CODES)
-    fixable = _fixable(findings)
     driver = {
         "name": "failure-kinds",
         "version": failure_kinds.__version__,
@@ -57,13 +58,11 @@ def _rule(code: str, meaning: lint.Code) -> dict[str, object]:
 
 
 def _result(
-    finding: Finding, codes: list[str], root: str, fixable: set[tuple[str, Fix]]
+    finding: Finding, codes: list[str], root: str, fixable: Collection[tuple[str, Fix]]
 ) -> dict[str, object]:
-    message = finding.message
-    if not message.isprintable():
-        from failure_kinds._display import escape
+    from failure_kinds._display import escaped
 
-        message = escape(message)
+    message = escaped(finding.message)
     artifact = _artifact(finding.path, root)
     region: dict[str, int] = {"startLine": finding.line, "startColumn": finding.col}
     if finding.end is not None:
@@ -95,26 +94,6 @@ def _result(
             }
         ]
     return result
-
-
-def _fixable(findings: Sequence[Finding]) -> set[tuple[str, Fix]]:
-    """The fixes among ``findings`` that ``--fix`` would apply to their files as they are now, with their
-    paths (a file changed since it was linted keeps only the fixes that still match it)."""
-    import failure_kinds._fix as fixing
-
-    fixes: dict[str, list[Fix]] = {}
-    for finding in findings:
-        if finding.fix is not None:
-            fixes.setdefault(finding.path, []).append(finding.fix)
-    found: set[tuple[str, Fix]] = set()
-    for path, listed in fixes.items():
-        try:
-            source = lint.read_source(path)
-            if source is not None:
-                found.update((path, fix) for fix in fixing.apply(source, listed)[1])
-        except (lint._Unreadable, fixing.Unfixable):  # pyright: ignore[reportPrivateUsage]
-            continue  # its findings are still reported, without a fix
-    return found
 
 
 def _artifact(path: str, root: str) -> dict[str, str]:

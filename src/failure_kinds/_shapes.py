@@ -4,6 +4,7 @@
 ``failure_kinds`` (or its ``FailureKind``) that do not exist there. Only the top-level statements whose
 lines mention a field, a kind type, a checked function, the package or a name learned from those are
 walked: the rest of a file cannot hold a kind, and skipping it keeps the lint near the cost of parsing.
+Each rule is one ``visit_`` method of :class:`_Walk`, named after the node it reads.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ _DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
 # What a constant's name looks like: module constants are checked only when written so.
 CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# Comparisons whose operands code reads a kind against: a literal anywhere under one is a read.
+_READING: Final = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 
 class MissingName:
@@ -51,11 +54,6 @@ class MissingName:
         self.owner = owner
 
 
-def trigger_words(fields: Iterable[str]) -> tuple[bytes, ...]:
-    """Words without which a file (or a statement) cannot hold a kind."""
-    return tuple(word.encode() for word in (*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE))
-
-
 def kind_uses(
     tree: ast.Module, source: bytes, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
 ) -> tuple[list[ast.Constant | MissingName], set[ast.Constant]]:
@@ -65,25 +63,27 @@ def kind_uses(
     patterns), where a rewrite would stop the code matching older data."""
     walk = _Walk(tree, fields, names)
     statements = tree.body
+    words: set[str] = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
     if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
-        # Lone carriage returns end lines for the parser but not for the line count below.
-        walk.visit(statements)
-    else:
-        ranges = [_line_range(statement) for statement in statements]
-        pending = list(range(len(statements)))
-        words: set[str] = set(fields) | set(CHECKED_FUNCTIONS) | {ENUM, PACKAGE}
-        searched: set[str] = set()
-        while pending and words - searched:
-            new_words = words - searched
-            searched |= new_words
-            lines = _lines_with(source, new_words)
-            chosen = [index for index in pending if _mentions(lines, *ranges[index])]
-            if not chosen:
-                break
-            chosen_set = set(chosen)
-            pending = [index for index in pending if index not in chosen_set]
-            walk.visit([statements[index] for index in chosen])
-            words |= walk.learned_words()
+        # Lone carriage returns end lines for the parser but not for the line count below: the file is
+        # walked whole when it mentions a word at all.
+        if _lines_with(source, words):
+            walk.walk(statements)
+        return walk.finish()
+    ranges = [_line_range(statement) for statement in statements]
+    pending = list(range(len(statements)))
+    searched: set[str] = set()
+    while pending and words - searched:
+        new_words = words - searched
+        searched |= new_words
+        lines = _lines_with(source, new_words)
+        chosen = [index for index in pending if _mentions(lines, *ranges[index])]
+        if not chosen:
+            break
+        chosen_set = set(chosen)
+        pending = [index for index in pending if index not in chosen_set]
+        walk.walk([statements[index] for index in chosen])
+        words |= walk.learned_words()
     return walk.finish()
 
 
@@ -120,8 +120,12 @@ def _mentions(lines: list[int], first: int, last: int) -> bool:
     return index < len(lines) and lines[index] <= last
 
 
-class _Walk:
-    """The state of one file's walk: what it found, what it learned, and what waits for the end."""
+class _Walk(ast.NodeVisitor):
+    """One file's walk: what it found, what it learned, and what waits for the end.
+
+    Each rule is the ``visit_`` method of the node it reads. :func:`ast.walk` reaches every node, so no
+    method calls ``generic_visit``: a loop, not recursion, so a tree as deep as the parser allows is walked.
+    """
 
     def __init__(
         self, tree: ast.Module, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
@@ -131,6 +135,9 @@ class _Walk:
         self.constants = _module_constants(tree)
         self.found: list[ast.Constant | MissingName] = []
         self.reads: set[ast.Constant] = set()
+        # Every literal under an operand of a comparison or in a case pattern: what a rewrite would stop
+        # matching older data, wherever the walk finds it (`row == {"failure_kind": ...}`).
+        self.compared: set[ast.Constant] = set()
         # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type:
         # they count in comparisons and cases, never in assignments).
         self.kind_names: set[str] = set()
@@ -144,7 +151,16 @@ class _Walk:
         self.matches: list[ast.Match] = []
         self.assignments: list[ast.Assign] = []
         self.alternatives: list[ast.BoolOp] = []
-        self.constant_reads: list[ast.Attribute] = []
+        # A capitalised attribute of a name, with that name: a constant read from the package or its enum?
+        self.constant_reads: list[tuple[str, ast.Attribute]] = []
+
+    def walk(self, roots: Iterable[ast.stmt]) -> None:
+        for root in roots:
+            for node in ast.walk(root):
+                self.visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """A node no rule reads: nothing to do (ast.walk reaches its children)."""
 
     def learned_words(self) -> set[str]:
         return (
@@ -158,53 +174,36 @@ class _Walk:
     def strings(self, node: ast.expr) -> Iterator[ast.Constant]:
         """The literals ``node`` may evaluate to: itself, both branches of a conditional expression,
         the operands of ``or`` and ``and``, a walrus's value, a module constant's literal."""
-        pending = [node]
+        pending = [node]  # a loop, not recursion: a conditional expression may nest as deep as parsed
         while pending:
             current = pending.pop()
-            current_type = type(current)
-            if current_type is ast.Constant:
-                assert isinstance(current, ast.Constant)
-                if isinstance(current.value, str):
-                    yield current
-            elif current_type is ast.IfExp:
-                assert isinstance(current, ast.IfExp)
+            if isinstance(current, ast.Constant) and isinstance(current.value, str):
+                yield current
+            elif isinstance(current, ast.IfExp):
                 pending += (current.orelse, current.body)
-            elif current_type is ast.BoolOp:
-                assert isinstance(current, ast.BoolOp)
+            elif isinstance(current, ast.BoolOp):
                 pending.extend(reversed(current.values))
-            elif current_type is ast.NamedExpr:
-                assert isinstance(current, ast.NamedExpr)
+            elif isinstance(current, ast.NamedExpr):
                 pending.append(current.value)
-            elif current_type is ast.Name:
-                assert isinstance(current, ast.Name)
-                constant = self.constants.get(current.id)
-                if constant is not None:
-                    yield constant
+            elif isinstance(current, ast.Name) and current.id in self.constants:
+                yield self.constants[current.id]
 
     def is_field(self, node: ast.expr) -> bool:
         """``x["failure_kind"]``, ``x.failure_kind``, ``x.get("failure_kind")`` or ``failure_kind``."""
-        node_type = type(node)
-        if node_type is ast.Subscript:
-            assert isinstance(node, ast.Subscript)
-            key = node.slice
-            return isinstance(key, ast.Constant) and key.value in self.fields
-        if node_type is ast.Attribute:
-            assert isinstance(node, ast.Attribute)
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Constant) and node.slice.value in self.fields
+        if isinstance(node, ast.Attribute):
             return node.attr in self.fields
-        if node_type is ast.Name:
-            assert isinstance(node, ast.Name)
+        if isinstance(node, ast.Name):
             return node.id in self.fields
-        if node_type is ast.Call:
-            assert isinstance(node, ast.Call)
-            function = node.func
-            return (
-                isinstance(function, ast.Attribute)
-                and function.attr in _DEFAULTING
-                and bool(node.args)
-                and isinstance(node.args[0], ast.Constant)
-                and node.args[0].value in self.fields
-            )
-        return False
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _DEFAULTING
+            and bool(node.args)
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in self.fields
+        )
 
     def under_fields(self, keys: Sequence[ast.expr | None], entries: list[_Entry]) -> list[_Entry]:
         """The entries of a dict display or a mapping pattern whose key is a literal naming a field: the
@@ -216,91 +215,90 @@ class _Walk:
             if isinstance(key, ast.Constant) and key.value in fields
         ]
 
-    def visit(self, roots: list[ast.stmt]) -> None:
-        fields = self.fields
-        found = self.found
-        # A walk of its own rather than ast.walk: no generator per node and exact-type dispatch (the parser
-        # makes no subclasses) keep the lint close to the cost of parsing alone.
-        pending: list[ast.AST] = list(roots)
-        pop, push = pending.pop, pending.append
-        while pending:
-            node = pop()
-            for name in node._fields:
-                child = getattr(node, name, None)
-                if type(child) is list:
-                    for item in child:  # pyright: ignore[reportUnknownVariableType]
-                        if isinstance(item, ast.AST):
-                            push(item)
-                elif isinstance(child, ast.AST):
-                    push(child)
-            node_type = type(node)
-            if node_type is ast.Attribute:
-                assert isinstance(node, ast.Attribute)
-                if type(node.value) is ast.Name and CONSTANT_NAME.fullmatch(node.attr):
-                    self.constant_reads.append(node)
-            elif node_type is ast.Call:
-                assert isinstance(node, ast.Call)
-                for keyword in node.keywords:
-                    if keyword.arg in fields:
-                        found.extend(self.strings(keyword.value))
-                if node.args:
-                    if called_name(node.func) in CHECKED_FUNCTIONS:
-                        found.extend(self.strings(node.args[0]))
-                    elif len(node.args) >= 2 and self.is_field(node):
-                        found.extend(self.strings(node.args[1]))
-            elif node_type is ast.Dict:
-                assert isinstance(node, ast.Dict)
-                for value in self.under_fields(node.keys, node.values):
-                    found.extend(self.strings(value))
-            elif node_type is ast.Compare:
-                assert isinstance(node, ast.Compare)
-                self.comparisons.append(node)
-            elif node_type is ast.BoolOp:
-                assert isinstance(node, ast.BoolOp)
-                self.alternatives.append(node)
-            elif node_type is ast.Assign:
-                assert isinstance(node, ast.Assign)
-                self._assignment(node)
-            elif node_type is ast.AnnAssign:
-                assert isinstance(node, ast.AnnAssign)
-                self._annotated_assignment(node)
-            elif node_type is ast.NamedExpr:
-                assert isinstance(node, ast.NamedExpr)
-                if self.is_field(node.value):
-                    self.read_names.add(node.target.id)
-            elif node_type is ast.arguments:
-                assert isinstance(node, ast.arguments)
-                self._defaults(node)
-            elif node_type is ast.FunctionDef or node_type is ast.AsyncFunctionDef:
-                assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                if node.returns is not None and is_kind_annotation(node.returns):
-                    for value in _returned(node):
-                        found.extend(self.strings(value))
-            elif node_type is ast.Match:
-                assert isinstance(node, ast.Match)
-                self.matches.append(node)
-            elif node_type is ast.MatchMapping:
-                assert isinstance(node, ast.MatchMapping)
-                for pattern in self.under_fields(node.keys, node.patterns):
-                    self.read(self.case_strings(pattern))
-            elif node_type is ast.MatchClass:
-                assert isinstance(node, ast.MatchClass)
-                for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
-                    if attribute in fields:
-                        self.read(self.case_strings(pattern))
-            elif node_type is ast.Import:
-                assert isinstance(node, ast.Import)
-                for alias in node.names:
-                    if alias.name == PACKAGE or (
-                        alias.asname is None and alias.name.startswith(PACKAGE + ".")
-                    ):
-                        self.package_aliases.add(alias.asname or PACKAGE)
-            elif node_type is ast.ImportFrom:
-                assert isinstance(node, ast.ImportFrom)
-                if node.module == PACKAGE and not node.level:
-                    self._imported(node)
+    # The rules, one per kind of node. What depends on the whole file (a comparison with a name annotated
+    # further down, an import below its use) is kept for finish.
 
-    def _assignment(self, node: ast.Assign) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        owner = node.value
+        if not CONSTANT_NAME.fullmatch(node.attr):
+            return
+        if isinstance(owner, ast.Name):
+            self.constant_reads.append((owner.id, node))
+        elif isinstance(owner, ast.Attribute) and owner.attr == ENUM and isinstance(owner.value, ast.Name):
+            # `fk.FailureKind.X`: the enum read through the package.
+            self.constant_reads.append((f"{owner.value.id}.{ENUM}", node))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        for keyword in node.keywords:
+            if keyword.arg in self.fields:
+                self.found.extend(self.strings(keyword.value))
+        if node.args:
+            if called_name(node.func) in CHECKED_FUNCTIONS:
+                self.found.extend(self.strings(node.args[0]))
+            elif len(node.args) >= 2 and self.is_field(node):
+                self.found.extend(self.strings(node.args[1]))
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for value in self.under_fields(node.keys, node.values):
+            self.found.extend(self.strings(value))
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.comparisons.append(node)
+        if any(isinstance(operator, _READING) for operator in node.ops):
+            self.mark_compared([node.left, *node.comparators])
+
+    def visit_match_case(self, node: ast.match_case) -> None:
+        self.mark_compared([node.pattern])
+
+    def mark_compared(self, roots: list[ast.AST]) -> None:
+        for root in roots:
+            for child in ast.walk(root):
+                if isinstance(child, ast.Constant):
+                    self.compared.add(child)
+                elif isinstance(child, ast.Name) and child.id in self.constants:
+                    self.compared.add(self.constants[child.id])
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self.alternatives.append(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if self.is_field(node.value):
+            self.read_names.add(node.target.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.returns is not None and is_kind_annotation(node.returns):
+            for value in _returned(node):
+                self.found.extend(self.strings(value))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Match(self, node: ast.Match) -> None:
+        self.matches.append(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        for pattern in self.under_fields(node.keys, node.patterns):
+            self.read(self.case_strings(pattern))
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
+            if attribute in self.fields:
+                self.read(self.case_strings(pattern))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == PACKAGE or (alias.asname is None and alias.name.startswith(PACKAGE + ".")):
+                self.package_aliases.add(alias.asname or PACKAGE)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module != PACKAGE or node.level:
+            return
+        for alias in node.names:
+            if alias.name == ENUM:
+                self.enum_aliases.add(alias.asname or ENUM)
+            elif CONSTANT_NAME.fullmatch(alias.name) and alias.name not in self.package_names:
+                self.found.append(MissingName(alias.lineno, alias.col_offset, alias.name, PACKAGE))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
         if any(self.is_field(target) for target in node.targets):
             self.found.extend(self.strings(node.value))
             return
@@ -310,7 +308,7 @@ class _Walk:
         elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_field(node.value):
             self.read_names.add(node.targets[0].id)
 
-    def _annotated_assignment(self, node: ast.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         target = node.target
         if node.value is not None and self.is_field(target):
             self.found.extend(self.strings(node.value))
@@ -328,7 +326,7 @@ class _Walk:
         if node.value is not None:
             self.found.extend(self.strings(node.value))
 
-    def _defaults(self, node: ast.arguments) -> None:
+    def visit_arguments(self, node: ast.arguments) -> None:
         positional = [*node.posonlyargs, *node.args]
         pairs = [
             *zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True),
@@ -344,13 +342,6 @@ class _Walk:
                 argument.annotation is not None and is_kind_annotation(argument.annotation)
             ):
                 self.found.extend(self.strings(default))
-
-    def _imported(self, node: ast.ImportFrom) -> None:
-        for alias in node.names:
-            if alias.name == ENUM:
-                self.enum_aliases.add(alias.asname or ENUM)
-            elif CONSTANT_NAME.fullmatch(alias.name) and alias.name not in self.package_names:
-                self.found.append(MissingName(alias.lineno, alias.col_offset, alias.name, PACKAGE))
 
     def holds_kind(self, node: ast.expr) -> bool:
         """Whether ``node`` reads a kind: a field, a name or attribute annotated or bound as one."""
@@ -421,12 +412,10 @@ class _Walk:
             if self.holds_kind(match.subject):
                 for case in match.cases:
                     self.read(self.case_strings(case.pattern))
-        for read in self.constant_reads:
-            owner = read.value
-            assert isinstance(owner, ast.Name)
-            if owner.id in self.package_aliases:
+        for owner, read in self.constant_reads:
+            if owner in self.package_aliases:
                 owner_name, known = PACKAGE, self.package_names
-            elif owner.id in self.enum_aliases:
+            elif owner in self.enum_aliases or owner.removesuffix(f".{ENUM}") in self.package_aliases:
                 owner_name, known = ENUM, self.enum_names
             else:
                 continue
@@ -434,6 +423,7 @@ class _Walk:
                 # At the name itself, which ends the attribute expression.
                 column = (read.end_col_offset or 0) - len(read.attr)
                 found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
+        self.reads.update(use for use in found if isinstance(use, ast.Constant) and use in self.compared)
         return found, self.reads
 
 

@@ -15,7 +15,6 @@ the answer is difflib's own over every candidate.
 import difflib
 import re
 from bisect import bisect_left
-from functools import cache
 
 import failure_kinds._runtime as _runtime
 
@@ -181,17 +180,11 @@ def suggest(name: object) -> "str | None":
 def _domain_kinds(text: str) -> "tuple[str, ...]":
     """The registered kinds of the domain ``text`` begins with (its first word, with more after it)."""
     first, separator, rest = normal(text).partition("_")
-    return _by_domain().get(first, ()) if separator and rest else ()
-
-
-@cache
-def _by_domain() -> "dict[str, tuple[str, ...]]":
+    if not (separator and rest):
+        return ()
     from failure_kinds import FailureKind
 
-    grouped: dict[str, list[str]] = {}
-    for kind in FailureKind:
-        grouped.setdefault(kind.domain, []).append(kind.value)
-    return {domain: tuple(kinds) for domain, kinds in grouped.items()}
+    return tuple(kind.value for kind in FailureKind if kind.domain == first)
 
 
 def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> "str | None":
@@ -218,11 +211,13 @@ def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None"
 
 def describe(name: object) -> str:
     """The warning for a value that does not pass silently: escaped, bounded, with a suggestion."""
-    from failure_kinds._display import shown, type_name
+    from failure_kinds._display import LIMIT, escaped, shown
 
     text = _runtime.plain(name)
     if text is None:
-        return f"failure kind is not a string: {shown(name)} of type {type_name(name)}"
+        # type's own lookup: a metaclass's __getattribute__ never runs
+        of_type = escaped(type.__getattribute__(type(name), "__qualname__"), LIMIT)
+        return f"failure kind is not a string: {shown(name)} of type {of_type}"
     found = _runtime.category(text)
     if found == "registered":  # only a deprecated kind is registered and not silent
         replacement = _runtime.DEPRECATED.get(text)

@@ -48,9 +48,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One line, so scripts can show it as is; --help has the long form. argparse puts arguments into
         # some messages as they were typed, so a message is escaped and cut like any other shown value.
-        from failure_kinds._display import shown_text
+        from failure_kinds._display import escaped
 
-        shown = shown_text(message, _MESSAGE_LIMIT)
+        shown = escaped(message, _MESSAGE_LIMIT)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -450,9 +450,9 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         code: int = _command(arguments.run)(arguments)
     except UsageError as error:
         # Escaped and cut here too, whatever the subcommand put into the message.
-        from failure_kinds._display import shown_text
+        from failure_kinds._display import escaped
 
-        error_line(f"{parser.prog} {arguments.command}: error: {shown_text(str(error), 4 * _MESSAGE_LIMIT)}")
+        error_line(f"{parser.prog} {arguments.command}: error: {escaped(str(error), 4 * _MESSAGE_LIMIT)}")
         return EXIT_USAGE
     return code
 

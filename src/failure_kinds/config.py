@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from failure_kinds import FailureKindsError
+from failure_kinds._display import plain, shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ SIZE_LIMIT: Final = 4 * 1024 * 1024
 
 _NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]*")
 _KEYS: Final = ("generate", "namespaces")
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+# A value quoted in a message is cut to this many characters.
 _SHOWN_LIMIT: Final = 80
 # A path that needs escaping is shown quoted and cut to this many characters.
 _PATH_LIMIT: Final = 1000
@@ -168,10 +171,11 @@ def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, obje
     table = _table(tool.get(TOOL_KEY, {}))
     if table is None:
         raise ConfigError(f"{shown_path(path)}: [{TABLE}] must be a table")
+    misspelt = [key for key in tool if key != TOOL_KEY and _misspells_ours(key)]
+    # Each is written as in a table header: bare when it can be, else quoted and escaped.
+    headers = [key if _BARE_KEY.fullmatch(key) else shown(key, _SHOWN_LIMIT) for key in misspelt]
     warnings = tuple(
-        f"{shown_path(path)}: [tool.{_shown_key(key)}] is not read; did you mean [{TABLE}]?"
-        for key in tool
-        if key != TOOL_KEY and _misspells_ours(key)
+        f"{shown_path(path)}: [tool.{header}] is not read; did you mean [{TABLE}]?" for header in headers
     )
     return table, warnings
 
@@ -185,11 +189,6 @@ def _misspells_ours(key: str) -> bool:
     # Case and separators are folded first: the matcher would read "FaIlUrE" as words of a camel-case
     # name, which a table key is not.
     return closest(re.sub(r"[-_.\s]+", "-", key.strip().lower()), (TOOL_KEY,)) is not None
-
-
-def _shown_key(key: str) -> str:
-    """A TOML key as written in a table header: bare when it can be, else quoted and escaped."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _shown(key)
 
 
 def _table(value: object) -> dict[str, object] | None:
@@ -208,13 +207,22 @@ def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], pref
     for key in table:
         if key not in _KEYS:
             known = ", ".join(_KEYS)
-            raise ConfigError(f"{where}:{in_table} unknown key {_shown(key)} (known: {known})")
+            # A [tool.failure-kinds] table copied from a pyproject.toml into a file given by --config.
+            hint = (
+                f"; a file other than {PYPROJECT} holds the keys of [{TABLE}] at its top level:"
+                f" write [namespaces], not [{TABLE}.namespaces]"
+                if key == "tool" and not prefix
+                else ""
+            )
+            raise ConfigError(
+                f"{where}:{in_table} unknown key {shown(key, _SHOWN_LIMIT)} (known: {known}){hint}"
+            )
     namespaces: dict[str, tuple[str, ...]] = {}
     declared = _table(table.get("namespaces", {}))
     if declared is None:
         raise ConfigError(f"{where}: {namespaces_table} must be a table of server = [kinds]")
     for server, kinds in declared.items():
-        label = f"{where}: {namespaces_table} {_shown(server)}"
+        label = f"{where}: {namespaces_table} {shown(server, _SHOWN_LIMIT)}"
         if _NAME_PATTERN.fullmatch(server) is None:
             raise ConfigError(f"{label}: the server name does not match {_NAME_PATTERN.pattern}")
         if not isinstance(kinds, list):
@@ -228,9 +236,11 @@ def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], pref
             if not isinstance(kind, str):
                 raise ConfigError(f"{label}: must be a list of kind names (strings)")
             if _NAME_PATTERN.fullmatch(kind) is None:
-                raise ConfigError(f"{label}: the kind {_shown(kind)} does not match {_NAME_PATTERN.pattern}")
+                raise ConfigError(
+                    f"{label}: the kind {shown(kind, _SHOWN_LIMIT)} does not match {_NAME_PATTERN.pattern}"
+                )
             if kind in seen:
-                raise ConfigError(f"{label}: the kind {_shown(kind)} is declared twice")
+                raise ConfigError(f"{label}: the kind {shown(kind, _SHOWN_LIMIT)} is declared twice")
             seen.add(kind)
             names.append(kind)
         if not names:
@@ -243,7 +253,7 @@ def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], pref
         if not isinstance(target, str) or not target.strip() or "\x00" in target:
             raise ConfigError(f"{label}: must be the path of a Python file, as a string")
         if not target.endswith(".py"):
-            raise ConfigError(f"{label}: {_shown(target)} is not a .py file")
+            raise ConfigError(f"{label}: {shown(target, _SHOWN_LIMIT)} is not a .py file")
         generate_path = path.parent / target
     return ProjectConfig(path=path, namespaces=namespaces, generate_path=generate_path, warnings=warnings)
 
@@ -259,20 +269,9 @@ def _all_names(kinds: list[object]) -> bool:
     return all_names(kinds) and len(set(kinds)) == len(kinds)  # type: ignore[arg-type]  # each a str
 
 
-def _shown(value: str) -> str:
-    from failure_kinds._display import shown
-
-    return shown(value, _SHOWN_LIMIT)
-
-
 def shown_path(path: Path) -> str:
     """``path`` for a message: relative to the working directory when it is below it, and escaped so a
     file name (which may hold anything a file system allows) cannot forge a line or a terminal sequence."""
     with contextlib.suppress(ValueError, OSError):
         path = path.relative_to(Path.cwd()) if path.is_absolute() else path
-    text = os.fsdecode(path)
-    if text.isprintable():
-        return text
-    from failure_kinds._display import shown
-
-    return shown(text, _PATH_LIMIT)
+    return plain(os.fsdecode(path), _PATH_LIMIT)

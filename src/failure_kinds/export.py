@@ -15,6 +15,7 @@ import re
 from typing import cast
 
 from failure_kinds import FailureKindsError
+from failure_kinds._display import escaped, shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ FORMAT = 1
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # An export of any vocabulary is a few hundred kilobytes at most; a larger file is not one.
 READ_LIMIT = 64 * 1024 * 1024
+# A value quoted in a reason an export is refused is cut to this many characters.
+_SHOWN_LIMIT = 80
 
 
 class ExportError(FailureKindsError):
@@ -101,9 +104,7 @@ def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict
 
 def read_export(path: str) -> dict[str, object]:
     """The export in the file ``path``, checked for the fields a comparison reads. Raises ExportError."""
-    from failure_kinds._display import shown_text
-
-    shown = shown_text(path, 200)
+    where = escaped(path, 200)
     try:
         with open(path, "rb") as file:
             data = file.read(READ_LIMIT + 1)
@@ -111,17 +112,17 @@ def read_export(path: str) -> dict[str, object]:
         # In the words every command uses for a file it cannot read ("no such file"), the audit's.
         from failure_kinds.audit.errors import describe_read_error
 
-        raise ExportError(f"{shown}: {describe_read_error(error)}") from None
+        raise ExportError(f"{where}: {describe_read_error(error)}") from None
     if len(data) > READ_LIMIT:
-        raise ExportError(f"{shown}: larger than {READ_LIMIT // (1024 * 1024)} MiB; not an export")
+        raise ExportError(f"{where}: larger than {READ_LIMIT // (1024 * 1024)} MiB; not an export")
     try:
         export = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
-        raise ExportError(f"{shown}: not UTF-8; not an export") from None
+        raise ExportError(f"{where}: not UTF-8; not an export") from None
     except json.JSONDecodeError as error:
-        raise ExportError(f"{shown}: not JSON ({error.msg}); not an export") from None
+        raise ExportError(f"{where}: not JSON ({error.msg}); not an export") from None
     except RecursionError:
-        raise ExportError(f"{shown}: not JSON (nested too deeply); not an export") from None
+        raise ExportError(f"{where}: not JSON (nested too deeply); not an export") from None
     except ValueError:
         # The one other refusal of the decoder: an integer past the interpreter's limit on the digits it
         # converts (sys.get_int_max_str_digits), which no export holds.
@@ -129,11 +130,11 @@ def read_export(path: str) -> dict[str, object]:
 
         limit = sys.get_int_max_str_digits()
         raise ExportError(
-            f"{shown}: a number too long to read (over {limit:,} digits); not an export"
+            f"{where}: a number too long to read (over {limit:,} digits); not an export"
         ) from None
     problem = _problem(export)
     if problem is not None:
-        raise ExportError(f"{shown}: not a failure-kinds export: {problem}")
+        raise ExportError(f"{where}: not a failure-kinds export: {problem}")
     return cast("dict[str, object]", export)
 
 
@@ -157,7 +158,7 @@ def _problem(export: object) -> str | None:
         return "the top level is not an object"
     data = cast("dict[str, object]", export)
     if type(data.get("format")) is not int or data.get("format") != FORMAT:  # True == 1, but is no format
-        return f"format {shown_value(data.get('format'))} is not {FORMAT}"
+        return f"format {shown(data.get('format'), _SHOWN_LIMIT)} is not {FORMAT}"
     for section, fields in _REQUIRED.items():
         items = data.get(section)
         if not isinstance(items, list):
@@ -174,10 +175,10 @@ def _problem(export: object) -> str | None:
                     return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
                 if isinstance(given, str) and _SHAPES.get(field, _NAME).fullmatch(given) is None:
                     shape = _SHAPES.get(field, _NAME).pattern
-                    return f"{section}[{index}].{field} {shown_value(given)} does not match {shape}"
+                    return f"{section}[{index}].{field} {shown(given, _SHOWN_LIMIT)} does not match {shape}"
             identity = str(entry[key])
             if identity in seen:
-                return f"{section}[{index}].{key} {shown_value(identity)} is listed twice"
+                return f"{section}[{index}].{key} {shown(identity, _SHOWN_LIMIT)} is listed twice"
             seen.add(identity)
     kinds = _by(data, "kinds", "value")
     names = [str(kind["name"]) for kind in kinds.values()]
@@ -186,14 +187,18 @@ def _problem(export: object) -> str | None:
     for label, entry in _by(data, "older_labels", "label").items():
         replacement = entry["replacement"]
         if replacement is not None and replacement not in kinds:
-            return f"older label {label} is replaced by {shown_value(replacement)}, not by one of its kinds"
+            replaced = shown(replacement, _SHOWN_LIMIT)
+            return f"older label {label} is replaced by {replaced}, not by one of its kinds"
     for value, kind in kinds.items():
         since = kind.get("since", "0.1.0")
         if not isinstance(since, str) or _VERSION.fullmatch(since) is None:
-            return f"kind {value} has the first version {shown_value(since)}, not a version such as 0.3.0"
+            first = shown(since, _SHOWN_LIMIT)
+            return f"kind {value} has the first version {first}, not a version such as 0.3.0"
         replacement = kind["replaced_by"]
         if replacement is not None and (replacement == value or replacement not in kinds):
-            return f"kind {value} is replaced by {shown_value(replacement)}, not by another of its kinds"
+            return (
+                f"kind {value} is replaced by {shown(replacement, _SHOWN_LIMIT)}, not by another of its kinds"
+            )
     return None
 
 
@@ -201,12 +206,6 @@ def _type_names(types: type | tuple[type, ...]) -> str:
     names = {str: "string", type(None): "null"}
     members = types if isinstance(types, tuple) else (types,)
     return " or ".join(names.get(member, member.__name__) for member in members)
-
-
-def shown_value(value: object) -> str:
-    from failure_kinds._display import shown
-
-    return shown(value, 80)
 
 
 def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:

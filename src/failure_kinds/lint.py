@@ -30,8 +30,9 @@ from typing import NamedTuple
 
 import failure_kinds
 from failure_kinds._columns import Columns
+from failure_kinds._display import escaped, plain, shown
 from failure_kinds._runtime import category
-from failure_kinds._shapes import MissingName, kind_uses, trigger_words
+from failure_kinds._shapes import MissingName, kind_uses
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +46,10 @@ SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-pac
 # A source file larger than this is reported as FK000 instead of parsed: no hand-written module comes
 # close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
-_PATH_LIMIT: Final = 1000
+# The note when nothing was linted, the audit's: the command then exits 1, as a gate should.
+NO_INPUT: Final = "no input file was found"
+# A path that has to be quoted and escaped is cut to this many characters.
+PATH_LIMIT: Final = 1000
 # A literal in a message is cut to this many characters.
 _SHOWN_LIMIT: Final = 200
 
@@ -108,16 +112,6 @@ _REDIRECTS: Final = {"FK004": b"FK001", "FK005": b"FK001"}
 _NOQA = re.compile(rb"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
-def shown_path(path: str) -> str:
-    """``path`` as printed: as is when printable, else quoted and escaped, so a crafted file name cannot
-    forge a finding or reach a terminal raw."""
-    if path.isprintable():
-        return path
-    from failure_kinds._display import shown
-
-    return shown(path, _PATH_LIMIT)
-
-
 class Fix(NamedTuple):
     """Rewriting one literal: where the parser put it (UTF-8 byte offsets in its lines), what it holds
     and what it becomes."""
@@ -176,40 +170,43 @@ class Finding:
     def __str__(self) -> str:
         # A parser's message can quote the file's own characters (an "invalid character" is printed as
         # itself), so the message is escaped like the path.
-        message = self.message
-        if not message.isprintable():
-            from failure_kinds._display import escape
-
-            message = escape(message)
-        return f"{shown_path(self.path)}:{self.line}:{self.col}: {self.code} {message}"
+        return f"{plain(self.path, PATH_LIMIT)}:{self.line}:{self.col}: {self.code} {escaped(self.message)}"
 
 
 class _Unreadable(Exception):
     """A file or directory that could not be read; the message says why."""
 
 
-def source_files(paths: Sequence[str], problems: list[str] | None = None) -> Iterator[str]:
-    """Files as given; directories as their .py and .pyi files, recursively, sorted, hidden ones
-    skipped. Directories that cannot be listed are added to ``problems`` (``path: reason``)."""
+def source_files(
+    paths: Sequence[str], problems: list[str] | None = None, pruned: list[str] | None = None
+) -> Iterator[str]:
+    """Files as given; directories as their .py and .pyi files, recursively, sorted, not entering a
+    hidden directory, one in SKIPPED_DIRECTORIES or a symbolic link (each added to ``pruned``).
+    Directories that cannot be listed are added to ``problems`` (``path: reason``)."""
 
     def note(error: OSError) -> None:
         if problems is not None:
             name = error.filename if isinstance(error.filename, str) else str(error.filename)
-            problems.append(f"{shown_path(name)}: {_reason(error)}")
+            problems.append(f"{plain(name, PATH_LIMIT)}: {_reason(error)}")
 
     for path in paths:
         if os.path.isdir(path):
             for folder, directories, names in os.walk(path, onerror=note):
-                directories[:] = sorted(
-                    name
-                    for name in directories
-                    if not name.startswith(".") and name not in SKIPPED_DIRECTORIES
-                )
+                # os.walk does not enter a link to a directory either; it is said along with the others.
+                left = {name for name in directories if _skipped(os.path.join(folder, name))}
+                if pruned is not None:
+                    pruned += (os.path.join(folder, name) for name in sorted(left))
+                directories[:] = sorted(set(directories) - left)
                 for name in sorted(names):
                     if name.endswith(SOURCE_SUFFIXES):
                         yield os.path.join(folder, name)
         else:
             yield path
+
+
+def _skipped(directory: str) -> bool:
+    name = os.path.basename(directory)
+    return name.startswith(".") or name in SKIPPED_DIRECTORIES or os.path.islink(directory)
 
 
 def read_source(path: str, *, walked: bool = False) -> bytes | None:
@@ -284,22 +281,39 @@ def lint_paths(
     findings: list[Finding] = []
     unreadable: list[str] = []
     seen: set[tuple[int, int]] = set()
-    skipped = repeated = 0
+    said: list[str] = []
+    pruned: list[str] = []
+    skipped = repeated = read = 0
     for path in paths:
         walked = os.path.isdir(path)
-        for file_path in source_files([path], unreadable):
+        found = 0
+        for file_path in source_files([path], unreadable, pruned):
+            found += 1
             try:
                 source = _read(file_path, walked=walked, seen=seen)
             except _Unreadable as error:
-                unreadable.append(f"{shown_path(file_path)}: {error}")
+                unreadable.append(f"{plain(file_path, PATH_LIMIT)}: {error}")
                 continue
             if isinstance(source, bytes):
+                read += 1
                 findings.extend(checker.check_source(source, file_path))
             elif source == _SKIPPED:
                 skipped += 1
             else:
                 repeated += 1
+        if walked and not found:
+            # In the audit's words, so a step pointed at the wrong directory says so.
+            said.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
     if notes is not None:
+        notes += said
+        if pruned:
+            names = ", ".join(plain(name, PATH_LIMIT) for name in pruned[:3])
+            more = f" and {len(pruned) - 3:,} more" if len(pruned) > 3 else ""
+            directories = "1 directory" if len(pruned) == 1 else f"{len(pruned):,} directories"
+            notes.append(
+                f"{directories} not entered (hidden, __pycache__, node_modules, site-packages or a link): "
+                f"{names}{more}"
+            )
         if skipped:
             entries = (
                 "1 entry found in a directory is not a regular file"
@@ -312,13 +326,14 @@ def lint_paths(
             # In the audit's words for the same thing.
             inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
             notes.append(f"{inputs} a file already read; each file is read once")
+        if not read and not unreadable:
+            notes.append(NO_INPUT)
     return findings, unreadable
 
 
 class Checker:
     fields: frozenset[str]
     namespaces: dict[str, frozenset[str]] | None
-    triggers: tuple[bytes, ...]
     # The names the package and its enum have, which a constant read from them is checked against.
     names: tuple[frozenset[str], frozenset[str]]
 
@@ -335,9 +350,6 @@ class Checker:
         self.namespaces = (
             {server: frozenset(kinds) for server, kinds in namespaces.items()} if namespaces else None
         )
-        # A file that mentions none of these cannot hold a finding; it is parsed (to report FK000) but
-        # never walked, which keeps the lint close to the cost of parsing alone.
-        self.triggers = trigger_words(self.fields)
         self.names = (
             frozenset(dir(failure_kinds)),
             frozenset(dir(failure_kinds.FailureKind)) | frozenset(failure_kinds.FailureKind.__members__),
@@ -355,22 +367,23 @@ class Checker:
             return [_unlintable(path, 1, 1, f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB; not read")]
         try:
             tree = ast.parse(source, filename=path)
-        except SyntaxError as error:
+        except (SyntaxError, ValueError) as error:
+            # ValueError: null bytes in the source, on Python 3.11; wide text is where they come from.
+            wide = _wide_text(source)
+            if wide is not None or not isinstance(error, SyntaxError):
+                return [_unlintable(path, 1, 1, f"cannot parse: {wide or error}")]
             return [_unlintable(path, error.lineno or 1, error.offset or 1, f"cannot parse: {error.msg}")]
-        except ValueError as error:
-            # Python 3.11: null bytes in the source.
-            return [_unlintable(path, 1, 1, f"cannot parse: {error}")]
         except (RecursionError, MemoryError):
             # The parser's own limits (nesting, "parser stack overflowed"), not memory running out: the
             # file is capped at SIZE_LIMIT.
             return [_unlintable(path, 1, 1, "cannot parse: nested too deeply for the Python parser")]
-        if not any(trigger in source for trigger in self.triggers):
+        uses, reads = kind_uses(tree, source, self.fields, self.names)
+        if not uses:
             return []
         findings: list[Finding] = []
         columns = Columns(source)
         # A module constant used as a kind twice is one literal, reported once.
         seen: set[int] = set()
-        uses, reads = kind_uses(tree, source, self.fields, self.names)
         for use in uses:
             if id(use) in seen:
                 continue
@@ -385,8 +398,6 @@ class Checker:
         """The code and message for the kind ``value`` and, for an older label with one replacement,
         that replacement; None when the value is fine."""
         found = category(value, self.namespaces)
-        from failure_kinds._display import shown
-
         text = shown(value, _SHOWN_LIMIT)
         if found == "registered":
             replacement = failure_kinds.FailureKind(value).replaced_by
@@ -473,6 +484,38 @@ def legacy_message(value: str, shown_value: str) -> str:
     if replacement is None:
         return f"older failure kind {shown_value} has no single replacement; choose the kind that fits"
     return f"older failure kind {shown_value}: use {replacement!r}"
+
+
+# Byte-order marks of wide text, longest first; without one, where the NUL bytes are among the first four
+# (ASCII) bytes tells the encoding apart, as the audit tells its inputs'.
+_MARKS: Final = (
+    (b"\xff\xfe\x00\x00", "UTF-32", "little"),
+    (b"\x00\x00\xfe\xff", "UTF-32", "big"),
+    (b"\xff\xfe", "UTF-16", "little"),
+    (b"\xfe\xff", "UTF-16", "big"),
+)
+_NULS: Final = {
+    "0101": ("UTF-16", "little"),
+    "1010": ("UTF-16", "big"),
+    "0111": ("UTF-32", "little"),
+    "1110": ("UTF-32", "big"),
+}
+
+
+def _wide_text(source: bytes) -> str | None:
+    """What a file in UTF-16 or UTF-32 is, and how to convert it, in the audit's words; else None."""
+    found = next(((name, order, name) for mark, name, order in _MARKS if source.startswith(mark)), None)
+    head = source[:4]
+    if found is None and len(head) == 4 and max(head) < 0x80:
+        name, order = _NULS.get("".join("1" if byte == 0 else "0" for byte in head), ("", ""))
+        found = (name, order, f"{name}{order[0].upper()}E") if name else None
+    if found is None:
+        return None
+    name, order, encoding = found
+    return (
+        f"{name} ({order}-endian) text; Python source is read as UTF-8 unless it declares another "
+        f"encoding: convert it with iconv -f {encoding} -t UTF-8"
+    )
 
 
 def _unlintable(path: str, line: int, col: int, reason: str) -> Finding:

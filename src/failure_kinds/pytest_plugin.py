@@ -22,8 +22,9 @@ import pytest
 import failure_kinds._runtime as _runtime
 
 _REPORTED = pytest.StashKey[list[object]]()
-# How many of them the test's call phase has already failed it for.
-_CHECKED = pytest.StashKey[int]()
+# The values a phase that already ended in its own failure, skip or xfail validated: its report names
+# them instead of the plugin changing its outcome.
+_ALONGSIDE = pytest.StashKey[list[object]]()
 FIXTURE = "failure_kinds_reported"
 
 
@@ -58,12 +59,15 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    result = yield
     # What the fixtures' setup and the test itself reported fails the test here; what the fixtures'
-    # teardown reports after this point fails its teardown, the one phase left that can still fail.
+    # teardown reports fails its teardown, the one phase left that can still fail.
     reported = item.stash.get(_REPORTED, None)
-    if reported is not None:
-        item.stash[_CHECKED] = len(reported)
+    try:
+        result = yield
+    except BaseException:
+        if reported:
+            item.stash[_ALONGSIDE] = list(reported)
+        raise
     if reported and _strict(item.config):
         pytest.fail(_describe(reported), pytrace=False)
     return result
@@ -71,16 +75,34 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    reported = item.stash.get(_REPORTED, None)
+    start = len(reported) if reported is not None else 0
     try:
         result = yield
     finally:
-        reported = item.stash.get(_REPORTED, None)
         if reported is not None:
             _runtime.OBSERVERS.remove(reported.append)
-    unchecked = reported[item.stash.get(_CHECKED, 0) :] if reported is not None else []
-    if unchecked and _strict(item.config):
-        pytest.fail(_describe(unchecked, when=" in teardown"), pytrace=False)
+    during = reported[start:] if reported is not None else []
+    if during and _strict(item.config):
+        pytest.fail(_describe(during, when=" in teardown"), pytrace=False)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if not _strict(item.config):
+        return report
+    alongside: list[object] | None = None
+    if call.when == "call":
+        alongside = item.stash.get(_ALONGSIDE, None)
+    elif call.when == "setup" and not report.passed:  # the call phase, which would report them, won't run
+        alongside = item.stash.get(_REPORTED, None)
+    if alongside:
+        report.sections.append(("failure-kinds", _describe(alongside)))
+    return report
 
 
 @pytest.fixture

@@ -53,8 +53,9 @@ _NULS: Final[dict[tuple[bool, ...], tuple[str, str]]] = {
 }
 
 
-def check_text(head: bytes) -> None:
-    """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32."""
+def check_text(head: bytes, gzipped: str | None = None) -> None:
+    """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32;
+    ``gzipped``: the name of the gzip file they were decompressed from, which the hint decompresses."""
     name = order = source = ""
     for mark, name_of_mark, order_of_mark in _MARKS:
         if head.startswith(mark):
@@ -66,6 +67,10 @@ def check_text(head: bytes) -> None:
             if name and max(head[:2] if name == "UTF-16" else head) in b"{ \t\r\n":
                 source = name + order[0].upper() + "E"
     if source:
-        raise WideText(
-            f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with iconv -f {source} -t UTF-8"
-        )
+        command = f"iconv -f {source} -t UTF-8"
+        if gzipped is not None:
+            import shlex
+
+            named = "" if gzipped == "<stdin>" else " " + shlex.quote(gzipped)
+            command = f"gzip -dc{named} | {command}"
+        raise WideText(f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with {command}")

@@ -300,7 +300,7 @@ def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast
         return partial
     try:
         # A range after the start is plain; a whole file is gzip by the one test every reader uses.
-        data = decompressed(raw, path, task.start)
+        data = decompressed(raw, task.display, task.start)
     except Exception as error:  # the seek or the first read: pyarrow raises OSError and others alike
         raw.close()
         partial.add_error(describe_read_error(error))

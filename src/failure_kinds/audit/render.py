@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import textwrap
+import re
 import time
+import unicodedata
 from dataclasses import dataclass
 
 import failure_kinds
@@ -43,6 +44,7 @@ VALUE_WIDTH: Final = 60
 FILES_LISTED: Final = 20
 # The text report's lines wrap at this many columns (a single word longer than that, a path, stays whole).
 COLUMNS: Final = 100
+_WORDS: Final = re.compile(r" *[^ ]+")
 
 
 def shown_location(location: str) -> str:
@@ -65,20 +67,30 @@ def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:5.1f}%" if total else "    -"
 
 
+def columns(text: str) -> int:
+    """The terminal columns ``text`` takes: a wide or full-width character (CJK) takes two."""
+    return len(text) if text.isascii() else sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in text)
+
+
 def _wrapped(line: str, indent: int) -> list[str]:
-    """``line`` as is when it fits in COLUMNS, else wrapped at spaces, the rest indented ``indent``."""
-    if len(line) <= COLUMNS:
+    """``line`` as is when it fits in COLUMNS, else wrapped at spaces, the rest indented ``indent``; a
+    word wider than that (a long path) stays whole, on a line of its own."""
+    if columns(line) <= COLUMNS:
         return [line]
-    return textwrap.wrap(
-        line, COLUMNS, subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False
-    )
+    lines = [""]
+    for word in _WORDS.findall(line):
+        if lines[-1].strip() and columns(lines[-1] + word) > COLUMNS:
+            lines.append(" " * indent + word.lstrip(" "))
+        else:
+            lines[-1] += word
+    return lines
 
 
 def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
     """``line`` with ``notes`` beside it when both fit in COLUMNS, else the notes wrapped under it."""
     if not notes:
         return [line.rstrip()]
-    if len(line) + len(separator) + len(notes) <= COLUMNS:
+    if columns(line + separator + notes) <= COLUMNS:
         return [line + separator + notes]
     return [line.rstrip(), *_wrapped(" " * 6 + notes, 6)]
 
@@ -108,6 +120,9 @@ _ACTIONS: Final = {
 def _actions(report: Report, number_width: int) -> list[str]:
     """A line for each category that needs action, saying what addresses it."""
     found: list[tuple[str, int, str]] = []
+    if report.failed_files:
+        what = "inputs not read to the end: the error beside each under files: says why"
+        found.append(("unreadable", len(report.failed_files), what))
     for category, (noun, what) in _ACTIONS.items():
         rows = [row for row in report.kinds if row.category == category]
         if rows:
@@ -140,7 +155,7 @@ def _actions(report: Report, number_width: int) -> list[str]:
 
 def render_text(report: Report, bar_character: str = "#") -> str:
     lines: list[str] = []
-    lines.append(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}")
+    lines.extend(_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2))
     lines.append("")
     number_width = max(len(f"{report.records:,}"), 5)
     lines.extend(_actions(report, number_width))
@@ -164,14 +179,13 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     totals = report.canonical_totals()
     # One width for the rows and the regrouped kinds: an alias's kind or a replacement may be longer than
     # every value seen. The bars give way to a wide value, so that a row fits in COLUMNS.
-    width = max((len(label) for label in (*shown_values.values(), *totals)), default=0)
+    width = max((columns(label) for label in (*shown_values.values(), *totals)), default=0)
     bar_width = max(8, min(24, COLUMNS - 14 - width - number_width))
 
     def row_line(label: str, count: int, largest: int, extra: str = "") -> list[str]:
         bar = _bar(count, largest, bar_character, bar_width)
-        line = (
-            f"  {label:<{width}}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar:<{bar_width}}"
-        )
+        label += " " * (width - columns(label))
+        line = f"  {label}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar:<{bar_width}}"
         return _with_notes(line, extra)
 
     registered_counts: dict[str | None, int] = {}
@@ -185,7 +199,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         lines.append(f"{category}: {distinct:,} distinct, {plural(total, 'record')}")
         for row in section:
             extras: list[str] = []
-            if row.value is not None and row.length > VALUE_WIDTH:
+            if row.value is not None and max(row.length, columns(row.value)) > VALUE_WIDTH:
                 extras.append(f"{row.length:,} characters")
             extras.extend(_row_notes(row))
             if category in ("unregistered", "undeclared", "legacy"):
@@ -210,8 +224,9 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         ]
         together = ", ".join(parts[:-1]) + " and " + parts[-1]
         lines.append("")
-        header = f"regrouped by canonical kind ({together} together), where that changes the count:"
-        lines.extend(header.replace(" where", "\nwhere").split("\n") if len(header) > COLUMNS else [header])
+        lines.extend(
+            _wrapped(f"regrouped by canonical kind ({together} together), where that changes the count:", 2)
+        )
         top = max(totals.values())
         for kind, count in changed.items():
             lines.extend(row_line(kind, count, top))
@@ -229,17 +244,22 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         # thousand files must not turn the summary into a file listing (the JSON report has them all).
         listed = [file for index, file in enumerate(report.files) if file.error or index < FILES_LISTED]
         shown_paths = [plain(file.path) for file in listed]
-        path_width = max(len(path) for path in shown_paths)
+        path_width = max(map(columns, shown_paths))
         for path, file in zip(shown_paths, listed, strict=True):
-            line = f"  {path:<{path_width}}  {plural(file.records, 'record')}"
-            if len(line) > COLUMNS:  # a long name: no column
-                line = f"  {path}  {plural(file.records, 'record')}"
-            lines.extend(_with_notes(line, f"error: {_error(file.error)}" if file.error else "", ", "))
+            records = plural(file.records, "record")
+            line = f"  {path}{' ' * (path_width - columns(path))}  {records}"
+            if columns(line) > COLUMNS:  # a long name: no column
+                line = f"  {path}  {records}"
+            error = f"error: {_error(file.error)}" if file.error else ""
+            if columns(line) > COLUMNS:  # longer still: the path whole on its line, the rest under it
+                lines += [f"  {path}", *_wrapped(f"      {records}" + (f", {error}" if error else ""), 6)]
+            else:
+                lines.extend(_with_notes(line, error, ", "))
         unlisted = len(report.files) - len(listed)
         if unlisted:
-            records = sum(file.records for file in report.files) - sum(file.records for file in listed)
+            total = sum(file.records for file in report.files) - sum(file.records for file in listed)
             lines.append(
-                f"  ({plural(unlisted, 'more file')}, {plural(records, 'record')}; "
+                f"  ({plural(unlisted, 'more file')}, {plural(total, 'record')}; "
                 "--format json lists every file)"
             )
     return "\n".join(lines) + "\n"
@@ -280,8 +300,11 @@ def _row_label(row: KindRow) -> str:
 def _shown_value(value: str) -> str:
     """A value or server name cut to the table's width (plain text is not cut by printable)."""
     shown = plain(value, VALUE_WIDTH)
-    if len(shown) > VALUE_WIDTH:
-        shown = shown[: VALUE_WIDTH - 3] + "..."
+    if columns(shown) > VALUE_WIDTH:
+        shown = shown[: VALUE_WIDTH - 3]
+        while columns(shown) > VALUE_WIDTH - 3:
+            shown = shown[:-1]
+        shown += "..."
     return shown
 
 

@@ -103,6 +103,9 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
 class Skipped:
     """The entries of the directories walked that are not read: how many, and the first few names."""
 
+    count: int
+    names: list[str]
+
     def __init__(self) -> None:
         self.count: int = 0
         self.names: list[str] = []
@@ -183,8 +186,9 @@ def _walk(top: str, skipped: Skipped) -> list[Source]:
                             found.append(Source(entry.path, entry.path))
                         else:
                             skipped.add(entry.path + _what_else(entry.path))
-                    except OSError:
-                        continue  # vanished while listed
+                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
+                        if os.path.islink(entry.path):
+                            skipped.add(entry.path + _what_else(entry.path))
         except OSError as error:
             found.append(Source(folder, folder, error))
     found.sort(key=lambda source: source.display)
@@ -195,8 +199,10 @@ def _what_else(path: str) -> str:
     """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
     try:
         mode = stat.S_IFMT(os.stat(path).st_mode)
-    except OSError:
-        return " (a dangling symbolic link)" if os.path.islink(path) else ""
+    except OSError as error:
+        if not os.path.islink(path):
+            return ""
+        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
     kinds = {
         stat.S_IFREG: "",
         stat.S_IFDIR: "a link to a directory",
@@ -243,10 +249,13 @@ class Input:
 
     A truncated gzip file raises only when its end is reached; this way every complete line before the
     break is still counted, and the error is reported afterwards. ``check``: the first bytes read are
-    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before).
+    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before): ``check``
+    is then the name of the gzip file.
     """
 
-    def __init__(self, read: Callable[[int], bytes], close: Callable[[], None], check: bool = False) -> None:
+    def __init__(
+        self, read: Callable[[int], bytes], close: Callable[[], None], check: str | None = None
+    ) -> None:
         self._read: Callable[[int], bytes] = read
         self._close: Callable[[], None] = close
         self._check = check
@@ -259,10 +268,10 @@ class Input:
         if self.error is not None:
             return b""
         try:
-            if self._check:
-                self._check = False
+            if self._check is not None:
                 data = _first(self._read, size)
-                check_text(data[:4])
+                check_text(data[:4], self._check)
+                self._check = None
             else:
                 data = self._read(size)
         except Exception as error:  # OSError, EOFError, zlib.error, WideText: all end the input alike
@@ -364,7 +373,7 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
             unzipped.close()
             raw.close()
 
-        return Input(unzipped.read1, close_both, check=True)
+        return Input(unzipped.read1, close_both, check=name)
     data = Input(stream.read1, raw.close)
     try:
         check_text(first)
@@ -387,7 +396,8 @@ def read_batches(
     ``line_bytes``, skipped as it streams past and never held whole; an int for that many blank lines in
     a row, counted without making a line of each. A line of white space only is blank whatever its
     length: it holds no record, so the cap never makes it unparseable. Reads at most ``limit`` bytes when
-    given. Only b"\\n" ends a line. PartialReport.add_lines takes every list this yields.
+    given. Only b"\\n" ends a line, or the end of the data: not a read error, after which the line it cut
+    off is dropped. PartialReport.add_lines takes every list this yields.
     """
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
@@ -453,6 +463,8 @@ def read_batches(
                 yield from _without_overlong(lines, line_bytes)
             else:
                 yield lines
+    if data.error is not None:
+        return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
         yield 1 if skipped_blank else overlong_line()
     elif pending:

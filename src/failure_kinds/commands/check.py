@@ -110,7 +110,9 @@ def check_name(name: str, namespaces: Mapping[str, Collection[str]] | None = Non
 
 
 def render_text(verdicts: list[dict[str, str | None]]) -> str:
-    names = [_shown_name(str(verdict["name"])) for verdict in verdicts]
+    from failure_kinds._display import plain  # a name read from stdin cannot forge a line of output
+
+    names = [plain(str(verdict["name"]), NAME_LIMIT) for verdict in verdicts]
     width = max((len(name) for name in names), default=0)
     lines: list[str] = []
     for name, verdict in zip(names, verdicts, strict=True):
@@ -126,13 +128,3 @@ def render_text(verdicts: list[dict[str, str | None]]) -> str:
             line += f", deprecated: use {verdict['replacement']!r}"
         lines.append(line)
     return "".join(line + "\n" for line in lines)
-
-
-def _shown_name(name: str) -> str:
-    """A name as is when it is plain text, else quoted and escaped, so a name read from stdin cannot
-    forge a line of output or reach the terminal raw."""
-    if name and name.isprintable() and name.strip() == name:
-        return name
-    from failure_kinds._display import shown
-
-    return shown(name, NAME_LIMIT)

@@ -32,6 +32,11 @@ def run(arguments: argparse.Namespace) -> int:
             "- would be standard input, which lint does not read: name files or directories (a file named - "
             "as ./-)"
         )
+    if arguments.unsafe_fixes and not (arguments.fix or arguments.diff):
+        # Alone it would change nothing, and only drop the hint that --fix leaves a read alone.
+        raise UsageError("--unsafe-fixes goes with --fix or --diff")
+    if "" in (arguments.fields or ()):
+        raise UsageError("--field '' is empty: name the field that holds a kind, as audit --field does")
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     notes: list[str] = []
@@ -40,10 +45,13 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.paths, fields, config.namespaces, notes, unsafe_fixes=unsafe
     )
     changed = False
-    if arguments.fix or arguments.diff:
+    fixable: set[tuple[str, Fix]] = set()
+    sarif = arguments.format == "sarif"
+    if arguments.fix or arguments.diff or sarif:
         checker = lint.Checker(fields, config.namespaces, unsafe_fixes=unsafe)
+        mode = "fix" if arguments.fix else "diff" if arguments.diff else "sarif"
         text = arguments.format == "text"
-        findings, changed = _fix(checker, findings, unreadable, notes, write=arguments.fix, text=text)
+        findings, changed = _fix(checker, findings, unreadable, notes, fixable, mode=mode, text=text)
     if arguments.diff:
         pass  # the diff is the whole output, as it can be applied with patch
     elif arguments.format == "json":
@@ -53,7 +61,7 @@ def run(arguments: argparse.Namespace) -> int:
     elif arguments.format == "sarif":
         from failure_kinds._sarif import log
 
-        write_output(json.dumps(log(findings), indent=2) + "\n")
+        write_output(json.dumps(log(findings, fixable), indent=2) + "\n")
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
     for note in notes:
@@ -62,6 +70,8 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
+    if lint.NO_INPUT in notes:
+        return EXIT_FINDINGS
     if arguments.diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
@@ -72,24 +82,28 @@ def _fix(
     findings: list[Finding],
     unreadable: list[str],
     notes: list[str],
+    fixable: set[tuple[str, Fix]],
     *,
-    write: bool,
+    mode: str,
     text: bool,
 ) -> tuple[list[Finding], bool]:
-    """Apply (``write``) or show as a diff the fixes of ``findings``; the findings left, and whether
-    anything was (or would be) changed. A file that cannot be fixed safely is left alone, with a note
-    saying why, and keeps its findings. Each file is read again and linted from those very bytes, so a
-    fix is never applied to text it was not computed on; a rewritten file is linted once more, so what
-    is left is reported where it now is, not where it was before the rewrite."""
+    """Apply (``mode`` "fix"), show as a diff ("diff") or add to ``fixable`` with their paths ("sarif")
+    the fixes of ``findings``; the findings left, and whether anything was (or would be) changed. A file
+    that cannot be fixed safely is left alone, with a note saying why, and keeps its findings: the same
+    in every mode, so a diff or a SARIF fix is exactly what --fix writes. Each file is read again and
+    linted from those very bytes, so a fix is never applied to text it was not computed on; a rewritten
+    file is linted once more, so what is left is reported where it now is, not where it was before."""
     import failure_kinds._fix as fixing
     import failure_kinds.lint as lint
+    from failure_kinds._display import plain
 
+    write = mode == "fix"
     paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
     # The findings of each file read again: of its rewritten text when it was written.
     relinted: dict[str, list[Finding]] = {}
     changed = False
     for path in paths:
-        shown = lint.shown_path(path)
+        shown = plain(path, lint.PATH_LIMIT)
         try:
             before = lint.read_source(path)
         except lint._Unreadable as error:  # pyright: ignore[reportPrivateUsage]
@@ -101,10 +115,18 @@ def _fix(
         fixes = [finding.fix for finding in current if finding.fix is not None]
         try:
             after, applied = fixing.apply(before, fixes)
+            if applied:
+                fixing.check_replaceable(path, after)
             if applied and write:
                 fixing.replace_file(path, before, after)
-            elif applied:
+            elif applied and mode == "diff":
                 _write_bytes(fixing.unified_diff(path, before, after))
+                if fixing.diff_name(path)[1]:
+                    notes.append(
+                        f"{shown}: outside the working directory, so patch -p0 and git apply do not apply "
+                        "its diff; run the lint from a directory that holds it"
+                    )
+            fixable.update((path, fix) for fix in applied)
         except fixing.Unfixable as error:
             notes.append(f"{shown}: not fixed: {error}")
             relinted[path] = current
@@ -172,11 +194,11 @@ def github_command(finding: Finding) -> str:
     would point at a file that does not exist."""
     message = finding.message
     if not message.isprintable():
-        from failure_kinds._display import escape
+        from failure_kinds._display import escaped
 
         # A line break is GitHub's to encode; any other character that is not printable (a terminal
         # escape quoted from a parser message) would reach the log raw, so it is shown escaped.
-        message = "".join(character if character in "\r\n" else escape(character) for character in message)
+        message = "".join(character if character in "\r\n" else escaped(character) for character in message)
     place = f"line={finding.line},col={finding.col}"
     properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
     return f"::error {properties}::{_data(message)}\n"
