@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import examples, run_cli
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import _fix, lint
@@ -108,6 +108,7 @@ FILLER = st.text(
 def test_everything_but_the_literal_is_kept_byte_for_byte(
     before: str, after_text: str, quote: str, line_end: str
 ) -> None:
+    assume(after_text != "peer_drop")  # then the second literal is one more fix, which this does not count
     source = (
         f"# {before}{line_end}x = {{'failure_kind': {quote}peer_drop{quote}}}  # {after_text}{line_end}"
         f"y = '{after_text}'{line_end}"
