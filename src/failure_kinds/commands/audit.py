@@ -32,6 +32,7 @@ def run(arguments: argparse.Namespace) -> int:
             namespaces=dict(config.namespaces),
             jobs=arguments.jobs,
             ray=arguments.ray,
+            tune_memory=True,
             line_bytes=arguments.max_line_bytes,
         )
     except audit.AuditError as error:
