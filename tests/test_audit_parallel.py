@@ -367,3 +367,87 @@ def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
     finally:
         stop.set()
         other.join()
+
+
+# When the pool's threads cannot start (RLIMIT_NPROC counts threads as well as processes): the pool's
+# manager thread (submit raises), or its call queue's feeder thread (the manager thread dies at once)
+
+
+@FORK_IN_TEST_PROCESS
+@pytest.mark.parametrize("failing", ["manager", "feeder"])
+def test_a_pool_whose_threads_cannot_start_leaves_the_audit_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failing: str
+) -> None:
+    """As ``ulimit -u`` low: no traceback, no hang, no worker left, and the one-process report."""
+    import threading
+    from concurrent.futures.process import _ExecutorManagerThread
+    from multiprocessing.queues import Queue
+
+    import failure_kinds.audit.engine as parallel
+
+    path = write_big(tmp_path / "big.jsonl", 300)
+    expected = one_pass([str(path)])
+    capsys.readouterr()
+    start = threading.Thread.start
+
+    def no_thread(thread: threading.Thread) -> None:
+        if failing == "manager" and isinstance(thread, _ExecutorManagerThread):
+            raise RuntimeError("can't start new thread")
+        if failing == "feeder" and getattr(thread, "_target", None) is Queue._feed:  # type: ignore[attr-defined]
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
+    runner = parallel._pool_runner(2, True, multiprocessing.get_context("fork"))
+    merged = audit_tasks(tasks, settings_for("failure_kind"), runner, None)
+    monkeypatch.undo()
+    report = merged.report()
+    check_field(report, expand_inputs([str(path)], []), settings_for("failure_kind"))
+    assert render_json(report) == expected
+    assert multiprocessing.active_children() == []
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# Ctrl-C as the workers start: a terminal sends SIGINT to the whole process group
+
+
+def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    path = write_big(tmp_path / "big.jsonl", 60_000)  # about 16 MB: read for longer than the delays
+    for delay in [0.0, 0.01, 0.03, 0.06, 0.1, 0.2]:
+        process = subprocess.Popen(
+            command("audit", "--jobs", "2", "--format", "json", str(path)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            # The first worker of the group seen (pgrep lists the group's processes), then the delay.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and process.poll() is None:
+                group = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True)
+                if len(group.stdout.split()) >= 2:
+                    break
+                time.sleep(0.005)
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGINT)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        assert (delay, process.returncode, stderr.decode()) == (delay, 130, "failure-kinds: interrupted\n")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+            pytest.fail(f"a worker was left after Ctrl-C {delay} s after the workers started")

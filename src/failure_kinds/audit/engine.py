@@ -9,7 +9,7 @@ worker processes, which send their partial reports back pickled to be merged in 
 holds one batch of lines and one partial at a time: its memory does not grow with the input. Workers are
 no more than the batches and than the descriptors this process may still open (``worker_limit``); when
 not even one fits, this process does the work, and when the pool cannot start (no descriptor or process
-left) the audit stops with one line (exit 2).
+left) the audit stops with one line (exit 2); with no thread left for the pool, this process does it.
 
 Standard input, FIFOs and other inputs that are not regular files can be read only once and only by this
 process: with one of them among the inputs, or with one job, everything is audited here in one pass.
@@ -40,7 +40,7 @@ from typing import cast
 
 from failure_kinds._display import plain
 
-from .errors import AuditError
+from .errors import AuditError, cannot_start
 from .partial import PartialReport
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, AuditSettings, Pins, settings_for
 from .sources import HEAD_BYTES, Source, expand_inputs, is_parquet, is_uri, open_source
@@ -228,10 +228,7 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
         workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
         if workers == 0:
             return run_here(batches, settings, pins, meter, fast)
-        import multiprocessing
-
         merge = OrderedMerge()
-        before = set(multiprocessing.active_children())
         try:
             everything = range(len(batches))
             lost = _run_pool(batches, everything, workers, context, settings, pins, fast, merge, meter)
@@ -241,13 +238,19 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
                 if _run_pool(batches, [index], 1, context, settings, pins, fast, merge, meter):
                     merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
         except OSError as error:  # no descriptor or process left to start a worker
-            for child in multiprocessing.active_children():
-                if child not in before:  # those of this pool that did start
-                    child.terminate()
-            raise AuditError(_cannot_start(jobs, error)) from None
+            raise AuditError(cannot_start(jobs, error)) from None
+        except _NoThread:  # no thread for the pool (RLIMIT_NPROC counts threads too): read the rest here
+            for index, batch in enumerate(batches):
+                if index >= merge.next_index and index not in merge.waiting:  # not merged yet
+                    merge.add(index, run_batch(batch, settings, pins, fast))
+                    meter.advance(batch_size(batch))
         return merge.result(settings)
 
     return run
+
+
+class _NoThread(Exception):
+    """The pool's manager thread, or its call queue's feeder thread, could not start."""
 
 
 def _run_pool(
@@ -262,23 +265,72 @@ def _run_pool(
     meter: ByteProgress,
 ) -> list[int]:
     """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
-    worker died (in order)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""
+    import multiprocessing
+    import signal
+    import threading
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     lost: list[int] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_work, batches[index], settings, pins, fast): index for index in indexes}
-        for future in as_completed(futures):
-            index = futures[future]
-            try:
-                partial = future.result()
-            except BrokenProcessPool:
-                lost.append(index)
-                continue
-            merge.add(index, partial)
-            meter.advance(batch_size(batches[index]))
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
+    hook = threading.excepthook
+    # A manager thread whose feeder thread could not start dies: the fallback says so, not a traceback.
+    threading.excepthook = lambda caught: (
+        None if caught.thread is getattr(pool, "_executor_manager_thread", False) else hook(caught)
+    )
+    futures: dict[Future[PartialReport], int] = {}
+    mask = getattr(signal, "pthread_sigmask", None)
+    try:
+        # SIGINT held back while workers start (a submit may start one), so that each ignores it
+        # (_ignore_interrupts) before it could get it; a Ctrl-C meanwhile comes here once they have.
+        held = mask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
+        try:
+            for index in indexes:
+                futures[pool.submit(_work, batches[index], settings, pins, fast)] = index
+        except RuntimeError:  # can't start new thread (the manager thread)
+            raise _NoThread from None
+        finally:
+            if mask and held is not None:
+                mask(signal.SIG_SETMASK, held)
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            manager = getattr(pool, "_executor_manager_thread", None)
+            if not finished and (manager is None or not manager.is_alive()):
+                finished, pending = wait(pending, timeout=0)  # all it was to settle is settled
+                if pending:
+                    raise _NoThread
+            for future in sorted(finished, key=futures.__getitem__):
+                try:
+                    partial = future.result()
+                except BrokenProcessPool:
+                    lost.append(futures[future])
+                    continue
+                merge.add(futures[future], partial)
+                meter.advance(batch_size(batches[futures[future]]))
+        pool.shutdown(wait=True)
+    except BaseException:  # the pool's thread cancels the futures: one cancelled here, it could fail
+        pool.shutdown(wait=False, cancel_futures=True)
+        stopping = [child for child in multiprocessing.active_children() if child not in before]
+        for child in stopping:
+            child.terminate()
+        for child in stopping:
+            child.join(5)
+        raise
+    finally:
+        threading.excepthook = hook
     return sorted(lost)
+
+
+def _ignore_interrupts() -> None:
+    """A worker's first act: ignore SIGINT (the main process stops the workers), then unblock it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _work(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
@@ -328,15 +380,6 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def _cannot_start(jobs: int, error: OSError) -> str:
-    from .errors import describe_read_error
-
-    return (
-        f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
-        "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
-    )
 
 
 PROBE_RECORDS: Final = 1_000
