@@ -14,7 +14,7 @@ from pathlib import Path
 
 import failure_kinds
 from failure_kinds.audit import AuditSettings, PartialReport, Pins
-from failure_kinds.audit.progress import ByteProgress
+from failure_kinds.audit.render import ByteProgress
 from failure_kinds.audit.tasks import OrderedMerge, batch_size, packed, run_batch, unpacked
 from failure_kinds.history import OLDER_LABELS
 

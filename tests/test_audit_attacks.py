@@ -19,7 +19,7 @@ from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import failure_kinds.audit.reader as reader
+import failure_kinds.audit.tasks as reader
 from failure_kinds._display import shown_text
 from failure_kinds.audit import PartialReport, Source, audit, expand_inputs, render_json, settings_for
 from failure_kinds.audit.sources import STDIN_NAME, read_once
@@ -125,7 +125,7 @@ def test_unchanged_inputs_are_never_named_changed(tmp_path: Path) -> None:
 
 TRUNCATED_WHILE_READ = """
 import os, sys
-import failure_kinds.audit.reader as reader
+import failure_kinds.audit.tasks as reader
 from failure_kinds.cli import main
 
 count_input = reader.count_input

@@ -18,7 +18,7 @@ from helpers import examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import failure_kinds.audit.parallel as parallel
+import failure_kinds.audit.engine as parallel
 import failure_kinds.audit.tasks as tasks_module
 from failure_kinds.audit import (
     AuditSettings,
@@ -32,8 +32,8 @@ from failure_kinds.audit import (
     render_text,
     settings_for,
 )
-from failure_kinds.audit.fields import check_objects
-from failure_kinds.audit.progress import ByteProgress
+from failure_kinds.audit.engine import check_objects
+from failure_kinds.audit.render import ByteProgress
 from failure_kinds.audit.tally import Tally
 from failure_kinds.audit.tasks import OrderedMerge, audit_tasks, batched, changed_error, plan
 
@@ -247,7 +247,7 @@ def test_many_jobs_under_a_low_descriptor_limit_give_the_report(tmp_path: Path, 
 
 WORKER_LIMIT_PROBE = """
 import resource
-from failure_kinds.audit.parallel import worker_limit
+from failure_kinds.audit.engine import worker_limit
 _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (48, hard))
 print(worker_limit(300, 1000, 2), worker_limit(300, 5, 2), worker_limit(300, 1000, 100))
@@ -267,10 +267,15 @@ def test_workers_are_capped_by_the_tasks_and_the_free_descriptors() -> None:
 
 @FORK_IN_TEST_PROCESS
 @pytest.mark.parametrize("workers_before_failure", [0, 1])
-def test_when_no_more_processes_can_start_the_workers_so_far_or_this_process_do_it(
+def test_when_no_more_processes_can_start_the_audit_stops_with_one_line_and_leaves_no_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers_before_failure: int
 ) -> None:
-    """fork failing as it does past RLIMIT_NPROC (EAGAIN): fewer workers, or none, and the same report."""
+    """fork failing as it does past RLIMIT_NPROC (EAGAIN): one line (exit 2 from the command), and the
+    workers that did start are stopped."""
+    import multiprocessing
+
+    from failure_kinds.audit import AuditError
+
     inputs = write_shards(tmp_path / "logs", 60, 30)
     fork = os.fork
     started: list[int] = []
@@ -282,11 +287,16 @@ def test_when_no_more_processes_can_start_the_workers_so_far_or_this_process_do_
         return fork()
 
     monkeypatch.setattr(os, "fork", failing_fork)
-    audit_settings = settings_for("failure_kind")
     planned = plan(expand_inputs(inputs, []), 4, 256)
-    merged = audit_tasks(planned, audit_settings, parallel._fork_runner(4, True), None, 2048)
+    runner = parallel._pool_runner(4, True, multiprocessing.get_context("fork"))
+    with pytest.raises(AuditError) as raised:
+        audit_tasks(planned, settings_for("failure_kind"), runner, None, 2048)
     assert len(started) == workers_before_failure
-    assert render_json(merged.report()) == render_json(audit(inputs, jobs=1))
+    assert str(raised.value).startswith("--jobs 4: cannot start the worker processes (")
+    assert "\n" not in str(raised.value)
+    for child in multiprocessing.active_children():
+        child.join(5)
+    assert multiprocessing.active_children() == []
 
 
 def test_a_pool_that_cannot_start_its_workers_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -302,7 +312,9 @@ def test_a_pool_that_cannot_start_its_workers_is_a_one_line_error(monkeypatch: p
         tasks_module.Task(0, tasks_module.LINES, "a", "a"),
         tasks_module.Task(1, tasks_module.LINES, "b", "b"),
     ]
-    runner = parallel._pool_runner(3, True, "spawn")
+    import multiprocessing
+
+    runner = parallel._pool_runner(3, True, multiprocessing.get_context("spawn"))
     with pytest.raises(AuditError) as raised:
         runner(batched(tasks, 0), settings_for("failure_kind"), None, ByteProgress(None, 0))
     message = str(raised.value)
@@ -371,7 +383,10 @@ def test_a_file_changed_after_planning_is_named_and_not_counted_in_this_process(
 def test_a_file_changed_after_planning_is_named_and_not_counted_in_workers(
     tmp_path: Path, change: str
 ) -> None:
-    assert_refused(changed_between_plan_and_read(tmp_path, change, parallel._fork_runner(2, True)), change)
+    import multiprocessing
+
+    runner = parallel._pool_runner(2, True, multiprocessing.get_context("fork"))
+    assert_refused(changed_between_plan_and_read(tmp_path, change, runner), change)
 
 
 @pytest.mark.parametrize("change", CHANGES)
@@ -440,7 +455,7 @@ def test_a_parquet_file_replaced_after_planning_is_named(tmp_path: Path) -> None
 CHANGED_AFTER_PLANNING = """
 import sys
 import failure_kinds.audit.engine as engine
-import failure_kinds.audit.parallel as parallel
+import failure_kinds.audit.engine as parallel
 from failure_kinds.cli import main
 
 engine.PARALLEL_MIN_BYTES = 0  # the small file below is cut into ranges for the workers

@@ -73,6 +73,7 @@ def test_no_json_object_marks_the_field_missing_in_every_engine(lines: list[byte
         log.write_bytes(data)
         one = audit([str(log)])
         parts = audit([str(log)], jobs=2, chunk_bytes=16)
+    assume(one.files[0].error is None)  # UTF-16 or UTF-32 text is named unreadable: not this test's
     records = records_in(data)
     assert (one.records, one.unparseable, one.with_kind, one.without_kind) == (records, records, 0, 0)
     assert one.field_missing

@@ -133,7 +133,7 @@ def test_a_field_missing_from_stdin_is_found_in_what_was_read(tmp_path: Path) ->
 
 
 def test_past_the_records_looked_at_the_note_says_how_many_were(tmp_path: Path) -> None:
-    from failure_kinds.audit.fields import PROBE_FILES, PROBE_RECORDS
+    from failure_kinds.audit.engine import PROBE_FILES, PROBE_RECORDS
 
     records = [{"result": {"failure_kind": None}}] * 10
     for index in range(PROBE_FILES + 5):

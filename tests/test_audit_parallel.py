@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 import os
 import pty
 import re
@@ -19,11 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds.audit import Report, audit, expand_inputs, render_json, settings_for
-from failure_kinds.audit.fields import check_field, check_objects
-from failure_kinds.audit.parallel import default_jobs
-from failure_kinds.audit.progress import ByteProgress
-from failure_kinds.audit.reader import read_sources
-from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan
+from failure_kinds.audit.engine import check_field, check_objects, default_jobs
+from failure_kinds.audit.render import ByteProgress
+from failure_kinds.audit.tasks import LINES, STREAM, audit_tasks, batched, line_starts, plan, read_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -292,33 +291,9 @@ def test_jobs_and_ray_together_are_a_usage_error(tmp_path: Path) -> None:
     assert b"--jobs and --ray" in result.stderr
 
 
-FAULTS_PROBE = """
-import resource, sys
-from failure_kinds.audit.parallel import keep_freed_memory
-if sys.argv[1] == "tuned":
-    keep_freed_memory()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
-    buffer = bytearray(40 << 20)  # written through, so every page is touched
-    del buffer
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-"""
-
-
-def test_freed_memory_is_kept_for_the_next_buffer_instead_of_faulted_in_afresh() -> None:
-    def page_faults(mode: str) -> int:
-        command = [sys.executable, "-c", FAULTS_PROBE, mode]
-        return int(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-
-    pages = (40 << 20) // 4096
-    # glibc maps a buffer this large afresh each time by default; tuned, the first one's pages serve all.
-    assert page_faults("default") > 4 * pages
-    assert page_faults("tuned") < 2 * pages
-
-
 def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dying: set[int]) -> Report:
     """Two copies of a file cut into ranges, where the workers running the ``dying`` tasks die."""
-    import failure_kinds.audit.parallel as parallel
+    import failure_kinds.audit.engine as parallel
 
     path = write_big(tmp_path / "big.jsonl", 400)
     copy = write_big(tmp_path / "copy.jsonl", 400)  # a file of its own: one path twice is read once
@@ -331,12 +306,14 @@ def audit_with_dying_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dy
 
     monkeypatch.setattr(parallel, "run_batch", crashing)  # the forked workers inherit it
     tasks = plan(expand_inputs([str(path), str(copy)], []), 2, 20_000)
-    return audit_tasks(tasks, settings_for("failure_kind"), parallel._fork_runner(2, True), None).report()
+    runner = parallel._pool_runner(2, True, multiprocessing.get_context("fork"))
+    return audit_tasks(tasks, settings_for("failure_kind"), runner, None).report()
 
 
-# These two call the forking runner directly, from pytest's own process, where earlier tests may have
-# left pyarrow's thread pool running (Python 3.12 and later warn of that). The command itself forks only
-# from a process with no other thread: test_workers_are_forked_only_from_a_process_without_other_threads.
+# These two fork the pool's workers from pytest's own process (so they inherit the patched run_batch),
+# where earlier tests may have left pyarrow's thread pool running (Python 3.12 and later warn of that). The
+# command itself forks only from a process with no other thread:
+# test_workers_are_forked_only_from_a_process_without_other_threads.
 FORK_IN_TEST_PROCESS = pytest.mark.filterwarnings(
     "ignore:This process .* is multi-threaded, use of fork\\(\\) may lead to deadlocks:DeprecationWarning"
 )
@@ -352,37 +329,125 @@ def test_a_worker_that_dies_fails_its_range_and_the_others_finish(
 
 
 @FORK_IN_TEST_PROCESS
-def test_when_every_worker_dies_every_range_left_fails_and_nothing_hangs(
+def test_when_every_worker_dies_the_ranges_left_run_again_and_nothing_hangs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Both workers die (the pool breaks): the ranges they did not kill run again, in a pool of their own."""
     report = audit_with_dying_workers(tmp_path, monkeypatch, {1, 2})
-    assert [file.error for file in report.files] == ["a worker process died"] * 2
-    assert report.files[1].records == 0
+    assert [file.error for file in report.files] == ["a worker process died", None]
+    assert (
+        0 < report.files[0].records < report.files[1].records == audit([str(tmp_path / "copy.jsonl")]).records
+    )
 
 
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
 def test_the_process_pools_give_the_one_pass_report_too(tmp_path: Path, method: str) -> None:
-    from failure_kinds.audit.parallel import _pool_runner
+    from failure_kinds.audit.engine import _pool_runner
 
     path = write_big(tmp_path / "big.jsonl", 300)
     tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
-    merged = audit_tasks(tasks, settings_for("failure_kind"), _pool_runner(2, True, method), None)
+    runner = _pool_runner(2, True, multiprocessing.get_context(method))
+    merged = audit_tasks(tasks, settings_for("failure_kind"), runner, None)
     assert render_json(merged.report()) == one_pass([str(path)])
 
 
 def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
     import threading
 
-    from failure_kinds.audit.parallel import runner_for
+    from failure_kinds.audit.engine import start_method
 
-    probe = "from failure_kinds.audit.parallel import runner_for; print(runner_for(2, True).__qualname__)"
+    probe = "from failure_kinds.audit.engine import start_method; print(start_method())"
     alone = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert alone.stdout == "_fork_runner.<locals>.run\n"
+    assert alone.stdout == "fork\n"
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert runner_for(2, True).__qualname__ == "_pool_runner.<locals>.run"
+        assert start_method() == "forkserver"
     finally:
         stop.set()
         other.join()
+
+
+# When the pool's threads cannot start (RLIMIT_NPROC counts threads as well as processes): the pool's
+# manager thread (submit raises), or its call queue's feeder thread (the manager thread dies at once)
+
+
+@FORK_IN_TEST_PROCESS
+@pytest.mark.parametrize("failing", ["manager", "feeder"])
+def test_a_pool_whose_threads_cannot_start_leaves_the_audit_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failing: str
+) -> None:
+    """As ``ulimit -u`` low: no traceback, no hang, no worker left, and the one-process report."""
+    import threading
+    from concurrent.futures.process import _ExecutorManagerThread
+    from multiprocessing.queues import Queue
+
+    import failure_kinds.audit.engine as parallel
+
+    path = write_big(tmp_path / "big.jsonl", 300)
+    expected = one_pass([str(path)])
+    capsys.readouterr()
+    start = threading.Thread.start
+
+    def no_thread(thread: threading.Thread) -> None:
+        if failing == "manager" and isinstance(thread, _ExecutorManagerThread):
+            raise RuntimeError("can't start new thread")
+        if failing == "feeder" and getattr(thread, "_target", None) is Queue._feed:  # type: ignore[attr-defined]
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    tasks = plan(expand_inputs([str(path)], []), 2, 30_000)
+    runner = parallel._pool_runner(2, True, multiprocessing.get_context("fork"))
+    merged = audit_tasks(tasks, settings_for("failure_kind"), runner, None)
+    monkeypatch.undo()
+    report = merged.report()
+    check_field(report, expand_inputs([str(path)], []), settings_for("failure_kind"))
+    assert render_json(report) == expected
+    assert multiprocessing.active_children() == []
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# Ctrl-C as the workers start: a terminal sends SIGINT to the whole process group
+
+
+def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    path = write_big(tmp_path / "big.jsonl", 60_000)  # about 16 MB: read for longer than the delays
+    for delay in [0.0, 0.01, 0.03, 0.06, 0.1, 0.2]:
+        process = subprocess.Popen(
+            command("audit", "--jobs", "2", "--format", "json", str(path)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            # The first worker of the group seen (pgrep lists the group's processes), then the delay.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and process.poll() is None:
+                group = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True, text=True)
+                if len(group.stdout.split()) >= 2:
+                    break
+                time.sleep(0.005)
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGINT)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        assert (delay, process.returncode, stderr.decode()) == (delay, 130, "failure-kinds: interrupted\n")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+            pytest.fail(f"a worker was left after Ctrl-C {delay} s after the workers started")

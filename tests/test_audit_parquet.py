@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import failure_kinds.audit.parquet as parquet_module
 from failure_kinds.audit import audit, expand_inputs, render_json, settings_for
-from failure_kinds.audit.fields import check_objects
+from failure_kinds.audit.engine import check_objects
 from failure_kinds.audit.tasks import audit_tasks, plan
 
 ROOT = Path(__file__).parent.parent

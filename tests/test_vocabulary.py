@@ -110,6 +110,7 @@ def test_any_failure_kind_is_union_of_both() -> None:
 
 # Raised and caught inside the package, never reaching a caller: each stays its own, plain Exception.
 INTERNAL_EXCEPTIONS = {
+    "failure_kinds.audit.engine._NoThread",  # caught where the pool starts: the audit runs in this process
     "failure_kinds.audit.errors.WideText",  # stored on the input it was found in, shown as its read error
     "failure_kinds.audit.parquet._AmbiguousColumn",  # caught where the column is looked up, shown as an error
     "failure_kinds.lint._Unreadable",  # caught by every caller of lint.read_source, shown as one line

@@ -12,14 +12,15 @@ It checks its arguments and builds the settings once, then reads in this process
 (``jobs``) or on a Ray cluster (``ray``); every engine gives the same report. ``render_text(report)``
 and ``render_json(report)`` write it.
 
-Modules, where to look: ``engine`` (the entry point, which engine), ``settings`` (the settings, the
-categories, the caps), ``decoding`` (a line -> what it holds at the field), ``sources`` (files,
-directories, stdin, gzip, batches of lines under the line cap), ``reader`` (reading in this process),
-``partial`` (the mergeable partial report), ``tally`` (counts under the distinct cap, and their merge),
-``wire`` (checked reading of partials sent as JSON), ``received`` (what a partial read from JSON
-may hold), ``report`` (the report built from a partial), ``fields`` (a --field no record has),
-``render`` (text and JSON), ``aliases``, ``progress``, ``errors``; for engines that run tasks apart:
-``tasks`` (cutting the work, merging in order), ``parallel`` (``--jobs``), ``parquet``, ``ray_engine``
+Modules, in the order of the pipeline (inputs -> lines -> decode -> tally -> report -> render):
+``sources`` (files, directories, stdin, gzip, what a file was before its read, batches of lines under
+the line cap), ``decoding`` (a line -> what it holds at the field), ``settings`` (the settings, the
+aliases, the categories, the caps), ``tally`` (counts under the distinct cap, and their merge),
+``partial`` (the mergeable partial report, and the report built from it), ``wire`` (the partial's JSON
+form, described once and checked), ``render`` (the report's rows and totals, as text and JSON, and
+progress lines), ``errors``; the engines: ``tasks`` (cutting the work into ranges and batches, the one
+per-batch function every engine runs, merging in order), ``engine`` (``audit()``: one process or
+``--jobs`` on a process pool, and the note on a --field no record has), ``parquet``, ``ray_engine``
 (``--ray``).
 
 The mergeable partial report (for engines: ``--jobs``, Ray, Parquet)
@@ -74,7 +75,6 @@ lines longer than ``LINE_BYTES`` are unparseable and skipped as they stream past
 
 from __future__ import annotations
 
-from .aliases import check_aliases, load_alias_file, merged_aliases, parse_alias_option
 from .decoding import (
     BLANK,
     INVALID,
@@ -88,10 +88,7 @@ from .decoding import (
 from .engine import audit
 from .errors import AuditError, describe_read_error
 from .partial import FilePart, PartialReport, merge
-from .progress import Progress
-from .reader import audit_file, audit_lines
-from .render import printable, render_json, render_text
-from .report import FileReport, KindRow, Report
+from .render import FileReport, KindRow, Progress, Report, printable, render_json, render_text
 from .settings import (
     DISTINCT_LIMIT,
     LINE_BYTES,
@@ -99,9 +96,14 @@ from .settings import (
     AuditSettings,
     Pins,
     category_of,
+    check_aliases,
+    load_alias_file,
+    merged_aliases,
+    parse_alias_option,
     settings_for,
 )
 from .sources import BATCH_BYTES, STDIN, STDIN_NAME, Source, expand_inputs
+from .tasks import audit_file, audit_lines
 
 __all__ = [
     "BATCH_BYTES",

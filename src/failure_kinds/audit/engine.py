@@ -1,28 +1,72 @@
 """The audit's one entry point: ``audit(inputs, ...)``, for the command and the library alike.
 
 It checks the arguments and builds the settings once, then hands them to the engine that reads: this
-process alone, worker processes (``jobs``, see ``parallel``) or a Ray cluster (``ray``, see
-``ray_engine``). Every engine reads JSON Lines (plain or gzip) and Parquet, and gives the same report
-for the same inputs.
+process alone, worker processes (``jobs``, below) or a Ray cluster (``ray``, see ``ray_engine``).
+Every engine runs the same per-batch function (``tasks.run_batch``) and gives the same report.
+
+Every core on one machine, ``failure-kinds audit --jobs N``: the tasks (see ``tasks``) run in batches in
+worker processes, which send their partial reports back pickled to be merged in input order. Each worker
+holds one batch of lines and one partial at a time: its memory does not grow with the input. Workers are
+no more than the batches and than the descriptors this process may still open (``worker_limit``); when
+not even one fits, this process does the work, and when the pool cannot start (no descriptor or process
+left) the audit stops with one line (exit 2); with no thread left for the pool, this process does it.
+
+Standard input, FIFOs and other inputs that are not regular files can be read only once and only by this
+process: with one of them among the inputs, or with one job, everything is audited here in one pass.
+
+A ``--field`` that no record has: found after an audit that counted no kind, and named with the field the
+records most likely meant (``--field result.failure_knd`` when they have ``result.failure_kind``). An
+input in which no record is a JSON object (a README, random bytes, an empty directory) has no record that
+could hold the field either, and is named the same way.
+
+The counts cannot tell a field that is absent from one that holds null, so the check looks again, with
+bounded work, at the start of each of the first PROBE_FILES inputs: PROBE_RECORDS records in all, shared
+out among them (so a directory of shards is looked at shard by shard), at most ``sources.HEAD_BYTES``
+bytes of each (a stream's first bytes were kept as it was read, since it cannot be read again), keeping
+at most PATHS_LIMIT distinct field paths, PATH_DEPTH deep. A Parquet file's schema says which fields all
+its rows have, read from its footer. A field that holds null in a record looked at is there, and nothing
+is said; a field that only records past those looked at have is not seen.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
+import sys
+from dataclasses import dataclass
+from typing import cast
 
-from .errors import AuditError
-from .render import printable
-from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
-from .sources import expand_inputs, is_uri
+from failure_kinds._display import plain
+
+from .errors import AuditError, cannot_start
+from .partial import PartialReport
+from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, AuditSettings, Pins, settings_for
+from .sources import HEAD_BYTES, Source, expand_inputs, is_parquet, is_uri, open_source
+from .tasks import (
+    STREAM,
+    OrderedMerge,
+    audit_tasks,
+    batch_size,
+    chunk_bytes_for,
+    failed_batch,
+    plan,
+    read_sources,
+    run_batch,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from multiprocessing.context import BaseContext
     from typing import IO, Final
 
-    from .report import Report
+    from .render import ByteProgress, Report
+    from .settings import AuditSettings
     from .sources import Source
+    from .tasks import Batch, Runner
+
 
 # Below this many bytes in all, worker processes cost more than they save: one pass in this process.
 PARALLEL_MIN_BYTES: Final = 32 << 20
@@ -63,8 +107,7 @@ def audit(
     ``jobs``: worker processes (None: one per available core); inputs under PARALLEL_MIN_BYTES in all
     are read in this process unless ``chunk_bytes`` (the size of a byte range) is given. ``ray``: run on
     the Ray cluster at that address instead ("": the one ``ray.init()`` finds or starts). ``tune_memory``:
-    keep freed memory in this process (``parallel.keep_freed_memory``), as the command does; a
-    process-wide setting, so off by default for callers. ``distinct_limit``, ``value_chars`` and
+    accepted and ignored (it once tuned the C allocator). ``distinct_limit``, ``value_chars`` and
     ``line_bytes`` are the caps (see ``AuditSettings``).
 
     AuditError for arguments that cannot be audited (a usage error), before anything is read.
@@ -81,7 +124,7 @@ def audit(
         uri = next((item for item in inputs if is_uri(item) and not os.path.exists(item)), None)
         if uri is not None:
             raise AuditError(
-                f"{printable(uri)}: URIs are read with --ray (the ray extra); without it, give local "
+                f"{plain(uri)}: URIs are read with --ray (the ray extra); without it, give local "
                 "files, directories or - for stdin"
             )
     settings = settings_for(
@@ -107,10 +150,6 @@ def audit(
             chunk_bytes=chunk_bytes,
         )
     else:
-        from .parallel import audit_jobs, default_jobs, keep_freed_memory
-
-        if tune_memory:
-            keep_freed_memory()
         sources = expand_inputs(inputs, notes)
         merged = audit_jobs(
             sources,
@@ -124,8 +163,6 @@ def audit(
     report = merged.report()
     report.notes = notes
     if not report.with_kind and not report.invalid:
-        from .fields import check_field, check_objects
-
         if report.without_kind:
             # Ray's inputs may be URIs, and its directories are walked again here: only local files are
             # read.
@@ -133,3 +170,430 @@ def audit(
         else:
             check_objects(report, settings)
     return report
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (its CPU affinity), which can be fewer than the machine has."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def audit_jobs(
+    sources: Sequence[Source],
+    settings: AuditSettings,
+    *,
+    jobs: int,
+    fast: bool = True,
+    progress: IO[str] | None = None,
+    chunk_bytes: int | None = None,
+    min_bytes: int = 0,
+) -> PartialReport:
+    """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
+    ``min_bytes`` in all, a stream among them, or one job: in this process, in one pass."""
+    tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
+    total = sum(task.size for task in tasks)
+    serial = len(tasks) <= 1 or total < min_bytes
+    if serial or any(task.kind == STREAM for task in tasks):
+        return read_sources(sources, settings, fast=fast, progress=progress)
+    # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
+    batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
+    return audit_tasks(tasks, settings, runner_for(jobs, fast), progress, batch_bytes)
+
+
+def runner_for(jobs: int, fast: bool) -> Runner:
+    """A process pool of ``jobs`` workers, started by ``start_method()``."""
+    import multiprocessing
+
+    return _pool_runner(jobs, fast, multiprocessing.get_context(start_method()))
+
+
+def start_method() -> str:
+    """fork on Linux from a process with no other thread, else forkserver (pyarrow, once imported, runs
+    a thread pool that could hold a lock as a fork copies it); spawn off Linux."""
+    import threading
+
+    if sys.platform != "linux":
+        return "spawn"
+    if threading.active_count() == 1 and "pyarrow" not in sys.modules:
+        return "fork"
+    return "forkserver"
+
+
+def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
+    def run(
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+    ) -> PartialReport:
+        workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
+        if workers == 0:
+            return run_here(batches, settings, pins, meter, fast)
+        merge = OrderedMerge()
+        try:
+            everything = range(len(batches))
+            lost = _run_pool(batches, everything, workers, context, settings, pins, fast, merge, meter)
+            # A worker that died broke the pool and every batch it still held: each of those runs again
+            # alone, so only the batch that kills its worker fails.
+            for index in lost:
+                if _run_pool(batches, [index], 1, context, settings, pins, fast, merge, meter):
+                    merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
+        except OSError as error:  # no descriptor or process left to start a worker
+            raise AuditError(cannot_start(jobs, error)) from None
+        except _NoThread:  # no thread for the pool (RLIMIT_NPROC counts threads too): read the rest here
+            for index, batch in enumerate(batches):
+                if index >= merge.next_index and index not in merge.waiting:  # not merged yet
+                    merge.add(index, run_batch(batch, settings, pins, fast))
+                    meter.advance(batch_size(batch))
+        return merge.result(settings)
+
+    return run
+
+
+class _NoThread(Exception):
+    """The pool's manager thread, or its call queue's feeder thread, could not start."""
+
+
+def _run_pool(
+    batches: Sequence[Batch],
+    indexes: Sequence[int],
+    workers: int,
+    context: BaseContext,
+    settings: AuditSettings,
+    pins: Pins | None,
+    fast: bool,
+    merge: OrderedMerge,
+    meter: ByteProgress,
+) -> list[int]:
+    """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
+    worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""
+    import multiprocessing
+    import signal
+    import threading
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost: list[int] = []
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
+    hook = threading.excepthook
+    # A manager thread whose feeder thread could not start dies: the fallback says so, not a traceback.
+    threading.excepthook = lambda caught: (
+        None if caught.thread is getattr(pool, "_executor_manager_thread", False) else hook(caught)
+    )
+    futures: dict[Future[PartialReport], int] = {}
+    mask = getattr(signal, "pthread_sigmask", None)
+    try:
+        # SIGINT held back while workers start (a submit may start one), so that each ignores it
+        # (_ignore_interrupts) before it could get it; a Ctrl-C meanwhile comes here once they have.
+        held = mask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
+        try:
+            for index in indexes:
+                futures[pool.submit(_work, batches[index], settings, pins, fast)] = index
+        except RuntimeError:  # can't start new thread (the manager thread)
+            raise _NoThread from None
+        finally:
+            if mask and held is not None:
+                mask(signal.SIG_SETMASK, held)
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            manager = getattr(pool, "_executor_manager_thread", None)
+            if not finished and (manager is None or not manager.is_alive()):
+                finished, pending = wait(pending, timeout=0)  # all it was to settle is settled
+                if pending:
+                    raise _NoThread
+            for future in sorted(finished, key=futures.__getitem__):
+                try:
+                    partial = future.result()
+                except BrokenProcessPool:
+                    lost.append(futures[future])
+                    continue
+                merge.add(futures[future], partial)
+                meter.advance(batch_size(batches[futures[future]]))
+        pool.shutdown(wait=True)
+    except BaseException:  # the pool's thread cancels the futures: one cancelled here, it could fail
+        pool.shutdown(wait=False, cancel_futures=True)
+        stopping = [child for child in multiprocessing.active_children() if child not in before]
+        for child in stopping:
+            child.terminate()
+        for child in stopping:
+            child.join(5)
+        raise
+    finally:
+        threading.excepthook = hook
+    return sorted(lost)
+
+
+def _ignore_interrupts() -> None:
+    """A worker's first act: ignore SIGINT (the main process stops the workers), then unblock it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _work(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
+    """What a worker does with a batch: its partial, which the pool sends back pickled."""
+    try:
+        return run_batch(batch, settings, pins, fast)
+    except MemoryError:
+        return failed_batch(batch, settings, "out of memory while reading")
+
+
+def run_here(
+    batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress, fast: bool
+) -> PartialReport:
+    """The batches read one after the other in this process: what is left when no worker can start."""
+    merge = OrderedMerge()
+    for index, batch in enumerate(batches):
+        merge.add(index, run_batch(batch, settings, pins, fast))
+        meter.advance(batch_size(batch))
+    return merge.result(settings)
+
+
+# Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of
+# the pool's queues); a few more stay free for this process's own use.
+_POOL_DESCRIPTORS: Final = 4
+_SPARE_DESCRIPTORS: Final = 16
+
+
+def worker_limit(jobs: int, batches: int, per_worker: int) -> int:
+    """How many workers to start: ``jobs``, but no more than there are batches, nor than the
+    descriptors this process may still open allow (RLIMIT_NOFILE); 0 when not even one fits."""
+    wanted = min(jobs, batches)
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # not POSIX
+        return wanted
+    if soft == resource.RLIM_INFINITY or soft > wanted * per_worker + 1024:
+        return wanted  # room enough whatever this process holds open
+    in_use = sum(_is_open(fd) for fd in range(soft))
+    return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // per_worker))
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+PROBE_RECORDS: Final = 1_000
+PROBE_FILES: Final = 64
+PATHS_LIMIT: Final = 1_000
+PATH_DEPTH: Final = 8
+# A path longer than this many characters is not kept: nobody means one, and a note must stay short.
+PATH_CHARS: Final = 200
+# When no field is close to the one asked for, this many of the records' fields are named instead.
+NAMED: Final = 5
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+@dataclass
+class Probe:
+    """What the start of the input says of the field."""
+
+    present: bool = False
+    """Some record looked at has the field (null included), or a Parquet schema does."""
+    records: int = 0
+    """Records looked at (a Parquet file's rows all count: its schema is theirs)."""
+    objects: int = 0
+    """Of those, the JSON objects (and Parquet rows): the records that could have held the field."""
+    paths: dict[str, None] | None = None
+    """The dotted field paths the records have, in the order first seen."""
+    dotted: str | None = None
+    """The first key looked at that holds a dot (a flattened ``"response.failure_kind"``): --field
+    cannot name it, since a dot separates levels, so the note names it instead."""
+
+
+def check_field(report: Report, sources: Sequence[Source], settings: AuditSettings) -> None:
+    """When no record of a non-empty input has a kind or an invalid value at the field and none of the
+    records looked at has the field at all: mark the report and add a note naming the closest field."""
+    if not report.without_kind or report.with_kind or report.invalid:
+        return
+    segments = settings.field.split(".")
+    probe = probe_sources(sources, segments)
+    if probe.present or not probe.objects:
+        return  # the field is there (null), or no record that could hold it was looked at
+    from failure_kinds._display import escaped, plain
+
+    report.field_missing = True
+    report.field_suggestion = closest_path(settings.field, list(probe.paths or ()))
+    field = plain(settings.field)
+    if probe.records >= report.records:
+        note = f"no record has the field {field}"
+    else:
+        note = (
+            f"none of the {probe.records:,} records looked at has the field {field}, and no record has a "
+            "kind there"
+        )
+    if report.field_suggestion is not None:
+        note += f"; did you mean {escaped(report.field_suggestion, PATH_CHARS)}?"
+    elif probe.dotted is not None:
+        note += (
+            f'; the records have a key "{escaped(probe.dotted, PATH_CHARS)}" containing dots, which '
+            "--field cannot name because a dot separates levels"
+        )
+    elif not probe.paths:
+        note += "; the records looked at have no field that --field can name"
+    else:
+        named = ", ".join(escaped(path, PATH_CHARS) for path in list(probe.paths)[:NAMED])
+        note += f"; the records have {named}" + (", ..." if len(probe.paths) > NAMED else "")
+    report.notes.append(note)
+
+
+def check_objects(report: Report, settings: AuditSettings) -> None:
+    """When no record is a JSON object (every line unparseable, or no record at all), no record could hold
+    the field: mark the report, so a gate pointed at the wrong file fails, and add a note saying why.
+    Nothing is added when every input failed to be read: its error already says why."""
+    if report.with_kind or report.without_kind or report.invalid:
+        return
+    if not report.records and report.files and all(file.error is not None for file in report.files):
+        return
+    from failure_kinds._display import plain
+
+    report.field_missing = True
+    if report.records:
+        why = "no record could be read as a JSON object"
+    elif report.files:
+        why = "no input holds a record"
+    else:
+        why = "no input file was found"
+    report.notes.append(f"{why}, so --field {plain(settings.field)} was never seen")
+
+
+def closest_path(field: str, paths: Sequence[str]) -> str | None:
+    """The path most like ``field``; else the path whose last name is most like the field's last name
+    (``failure_kind`` when the records have ``result.failure_kind``)."""
+    from failure_kinds._suggest import closest
+
+    found = closest(field, paths)
+    if found is not None:
+        return found
+    by_name: dict[str, str] = {}
+    for path in paths:
+        by_name.setdefault(path.rpartition(".")[2], path)
+    name = closest(field.rpartition(".")[2], list(by_name))
+    return None if name is None else by_name[name]
+
+
+def probe_sources(sources: Sequence[Source], segments: list[str]) -> Probe:
+    probe = Probe(paths={})
+    each = max(1, PROBE_RECORDS // max(1, min(len(sources), PROBE_FILES)))
+    for number, source in enumerate(sources):
+        if number >= PROBE_FILES or probe.records >= PROBE_RECORDS or probe.present:
+            break
+        if source.error is not None:
+            continue
+        if source.path is not None and is_parquet(source.path):
+            _probe_parquet(probe, source.path, segments)
+            continue
+        head = _head(source)
+        if head:
+            _probe_lines(probe, head, segments, min(PROBE_RECORDS, probe.records + each))
+    return probe
+
+
+def _head(source: Source) -> bytes:
+    """The first bytes of a JSON Lines source: read again from a regular file, else the kept ones."""
+    if source.path is not None:
+        try:
+            regular = stat.S_ISREG(os.stat(source.path).st_mode)
+        except (OSError, ValueError):
+            return b""
+        if regular:
+            try:
+                data = open_source(Source(source.display, source.path))
+            except OSError:
+                return b""
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                while size < HEAD_BYTES:
+                    chunk = data.read(HEAD_BYTES - size)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+            finally:
+                data.close()
+            return _whole_lines(b"".join(chunks), size >= HEAD_BYTES)
+    return _whole_lines(bytes(source.head), len(source.head) >= HEAD_BYTES)
+
+
+def _whole_lines(data: bytes, cut: bool) -> bytes:
+    """``data`` without the line a cut left incomplete."""
+    return data[: data.rfind(b"\n") + 1] if cut else data
+
+
+def _probe_lines(probe: Probe, data: bytes, segments: list[str], until: int) -> None:
+    """Look at the records of ``data`` until ``until`` records have been looked at in all."""
+    data = data.removeprefix(_BOM)
+    for line in data.split(b"\n"):
+        if probe.records >= until or probe.present:
+            return
+        if not line or line.isspace():
+            continue
+        probe.records += 1
+        try:
+            record: object = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, nested past the interpreter's limit
+            continue
+        if not isinstance(record, dict):
+            continue
+        probe.objects += 1
+        fields = cast("dict[object, object]", record)
+        if _has(fields, segments):
+            probe.present = True
+            return
+        _collect(probe, fields, "", 1)
+
+
+def _has(record: object, segments: list[str]) -> bool:
+    """Whether the path is in ``record``: to its end, or to a null on the way (which stands where the
+    field would be, as a null struct does in a Parquet row whose schema has the field)."""
+    for segment in segments:
+        if record is None:
+            return True
+        if not isinstance(record, dict) or segment not in record:
+            return False
+        record = record[segment]  # pyright: ignore[reportUnknownVariableType]
+    return True
+
+
+def _collect(probe: Probe, record: dict[object, object], prefix: str, depth: int) -> None:
+    paths = probe.paths
+    assert paths is not None
+    for key, value in record.items():
+        if len(paths) >= PATHS_LIMIT:
+            return
+        if not isinstance(key, str) or "." in key or not key or len(prefix) + len(key) > PATH_CHARS:
+            if probe.dotted is None and isinstance(key, str) and "." in key:
+                probe.dotted = key
+            continue  # a name --field cannot spell, or one too long to be the one meant
+        path = prefix + key
+        paths.setdefault(path, None)
+        if isinstance(value, dict) and depth < PATH_DEPTH:
+            _collect(probe, value, path + ".", depth + 1)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _probe_parquet(probe: Probe, path: str, segments: list[str]) -> None:
+    from .parquet import schema_fields
+
+    found = schema_fields(path, segments, PATHS_LIMIT, PATH_CHARS)
+    if found is None:
+        return
+    present, paths, rows, dotted = found
+    probe.dotted = probe.dotted if probe.dotted is not None else dotted
+    probe.present = probe.present or present
+    probe.records += rows
+    probe.objects += rows
+    assert probe.paths is not None
+    for name in paths:
+        if len(probe.paths) >= PATHS_LIMIT:
+            break
+        probe.paths.setdefault(name, None)

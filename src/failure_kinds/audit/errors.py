@@ -74,3 +74,10 @@ def check_text(head: bytes, gzipped: str | None = None) -> None:
             named = "" if gzipped == "<stdin>" else " " + shlex.quote(gzipped)
             command = f"gzip -dc{named} | {command}"
         raise WideText(f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with {command}")
+
+
+def cannot_start(jobs: int, error: OSError) -> str:
+    return (
+        f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
+        "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
+    )

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
-# A task reads runs of whole row groups of about this many rows (a quarter second of work or so).
+# A task reads runs of whole row groups of about this many rows.
 TASK_ROWS: Final = 8_000_000
 # Without pyarrow a Parquet file is an input that cannot be read, named with this, like any other: the
 # rest of the inputs are still audited.
@@ -153,9 +153,9 @@ def add_parquet(
             counts, firsts = _tally(pa, compute, values)
             _add(partial, counts, firsts)
     except _AmbiguousColumn as error:
-        from failure_kinds._display import escape
+        from failure_kinds._display import escaped
 
-        partial.add_error(f"not auditable: {escape(str(error))}")
+        partial.add_error(f"not auditable: {escaped(str(error))}")
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
 
@@ -262,7 +262,7 @@ def _leaf_count(pa: Any, kind: Any) -> int:
 def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
     """Counts per value in one batch (str, None, INVALID, UNPARSEABLE) and the row where each first
     occurs, from Arrow kernels alone: an Arrow scalar made from a Python value (as ``compute.index``
-    makes one) imports pandas, a tenth of a second."""
+    makes one) imports pandas."""
     kind: Any = values.type
     rows: int = len(values)
     nulls: int = values.null_count
@@ -379,6 +379,6 @@ def _describe(error: BaseException) -> str:
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if len(message) > 200:
         message = message[:200] + "..."
-    from failure_kinds._display import escape  # pyarrow's messages echo paths
+    from failure_kinds._display import escaped  # pyarrow's messages echo paths
 
-    return f"not a readable Parquet file ({escape(message)})"
+    return f"not a readable Parquet file ({escaped(message)})"

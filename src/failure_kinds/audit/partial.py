@@ -16,11 +16,37 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, cast
+
+import failure_kinds
 
 from . import wire
 from .decoding import BLANK, UNPARSEABLE, hashable, make_decoder
-from .settings import CAPPED, NAMESPACED, SERVER, UNDECLARED, AuditSettings, Pins, shorten
-from .tally import Shift, Tally, earliest
+from .render import (
+    CATEGORY_ORDER,
+    FileReport,
+    KindRow,
+    Report,
+    closest_declared,
+    describe_older,
+    names,
+    successor,
+)
+from .settings import (
+    ALIASED,
+    CAPPED,
+    LEGACY,
+    NAMESPACED,
+    REGISTERED,
+    SERVER,
+    UNDECLARED,
+    UNREGISTERED,
+    AuditSettings,
+    Pins,
+    shorten,
+    shown_value,
+)
+from .tally import Shift, Tally, earliest, spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +54,6 @@ if TYPE_CHECKING:
     from typing import Final
 
     from .decoding import Decoder
-    from .report import Report
     from .wire import Location
 
 BOM: Final = b"\xef\xbb\xbf"
@@ -70,8 +95,8 @@ class FilePart:
             path=str(data["path"]),
             unit=str(data["unit"]),
             continuation=bool(data["continuation"]),
-            records=wire.integer(data["records"]),
-            lines=wire.integer(data["lines"]),
+            records=cast("int", data["records"]),
+            lines=cast("int", data["lines"]),
             error=None if error is None else str(error),
         )
 
@@ -384,25 +409,17 @@ class PartialReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], fast: bool = True) -> PartialReport:
-        from .received import check_partial
-
-        check_partial(data)  # every field, so nothing below meets what a real partial cannot hold
-        settings = AuditSettings.from_json(wire.mapping(data["settings"]))
+        wire.check_partial(data)  # every field, so nothing below meets what a real partial cannot hold
+        top = cast("dict[str, Any]", data)
+        settings = AuditSettings.from_json(top["settings"])
         partial = cls(settings, fast=fast)
-        partial.records = wire.integer(data["records"])
-        partial.with_kind = wire.integer(data["with_kind"])
-        partial.without_kind = wire.integer(data["without_kind"])
-        partial.invalid = wire.integer(data["invalid"])
-        partial.unparseable = wire.integer(data["unparseable"])
-        partial.first_invalid = wire.optional_location(data["first_invalid"])
-        partial.first_unparseable = wire.optional_location(data["first_unparseable"])
-        partial.overlong = wire.integer(data["overlong"])
-        partial.first_overlong = wire.optional_location(data["first_overlong"])
-        partial.values = Tally.from_json(wire.mapping(data["values"]), settings.distinct_limit, CAPPED)
-        partial.servers = Tally.from_json(
-            wire.mapping(data["servers"]), settings.distinct_limit, frozenset({SERVER})
-        )
-        partial.files = [FilePart.from_json(wire.mapping(part)) for part in wire.sequence(data["files"])]
+        for key in ("records", "with_kind", "without_kind", "invalid", "unparseable", "overlong"):
+            setattr(partial, key, top[key])
+        for key in ("first_invalid", "first_unparseable", "first_overlong"):
+            setattr(partial, key, None if top[key] is None else tuple(top[key]))
+        partial.values = Tally.from_json(top["values"], settings.distinct_limit, CAPPED)
+        partial.servers = Tally.from_json(top["servers"], settings.distinct_limit, frozenset({SERVER}))
+        partial.files = [FilePart.from_json(part) for part in top["files"]]
         return partial
 
     # The report
@@ -417,9 +434,60 @@ class PartialReport:
 
     def report(self) -> Report:
         """The report of everything this partial holds."""
-        from .report import build_report
-
-        return build_report(self)
+        settings = self.settings
+        report = Report(settings.field)
+        report.records = self.records
+        report.with_kind = self.with_kind
+        report.without_kind = self.without_kind
+        report.invalid = self.invalid
+        report.unparseable = self.unparseable
+        report.first_invalid = self.location(self.first_invalid)
+        report.first_unparseable = self.location(self.first_unparseable)
+        report.overlong = self.overlong
+        report.first_overlong = self.location(self.first_overlong)
+        values = self.values
+        overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
+        name_of = names(settings)
+        rows: list[KindRow] = []
+        for key, count in values.counts.items():
+            category = values.categories[key]
+            first = values.first[key]
+            if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
+                spill(overflow, category, count, first)
+                continue
+            value, length = shown_value(key, settings.value_chars)
+            row = KindRow(value, count, category, self.location(first) or "", length)
+            if category == REGISTERED:
+                row.canonical = name_of(key)
+                row.replacement = successor(row.canonical)
+            elif category in (ALIASED, LEGACY):
+                name = name_of(key)
+                describe_older(row, name)
+                if category == ALIASED:
+                    row.canonical = None if name is None else settings.aliases.get(name)
+            elif category == UNDECLARED:
+                row.suggestion = closest_declared(value, settings.namespaces)
+            elif category == UNREGISTERED:
+                row.suggestion = failure_kinds.suggest(value)
+            rows.append(row)
+        rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
+        for category in sorted(overflow, key=CATEGORY_ORDER.index):
+            count, first = overflow[category]
+            rows.append(KindRow(None, count, category, self.location(first) or ""))
+        report.kinds = rows
+        servers = self.servers
+        namespaces: dict[str, int] = {}
+        namespaces_overflow = sum(count for count, _ in servers.overflow.values())
+        for server, count in servers.counts.items():
+            if server in servers.extras:
+                namespaces_overflow += count
+            else:
+                shown = shown_value(server, settings.value_chars)[0]
+                namespaces[shown] = namespaces.get(shown, 0) + count
+        report.namespaces = dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0])))
+        report.namespaces_overflow = namespaces_overflow
+        report.files = [FileReport(part.path, part.records, part.error) for part in self.files]
+        return report
 
 
 def merge(partials: Iterable[PartialReport]) -> PartialReport:

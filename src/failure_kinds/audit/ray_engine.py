@@ -17,17 +17,18 @@ import importlib
 import json
 import logging
 
+from failure_kinds._display import plain
+
 from .errors import AuditError, describe_read_error
-from .identity import Identity, changed_error
 from .partial import PartialReport
-from .reader import count_input
-from .render import printable
 from .settings import AuditSettings, Pins
 from .sources import (
     GZIP_MAGIC,
     STDIN,
     WALKED,
+    Identity,
     Skipped,
+    changed_error,
     decompressed,
     expand_inputs,
     is_gzip,
@@ -46,6 +47,7 @@ from .tasks import (
     audit_tasks,
     batch_json,
     batch_size,
+    count_input,
     line_starts,
     packed,
     plan,
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO, Any, Final
 
-    from .progress import ByteProgress
+    from .render import ByteProgress
     from .tasks import Batch
 
 INSTALL_HINT: Final = (
@@ -96,7 +98,7 @@ def audit_ray(
         raise AuditError("--ray reads files, directories and URIs, not - (stdin)")
     tasks = _plan_all(inputs, notes, chunk_bytes or RAY_CHUNK_BYTES)
     if any(task.kind == STREAM for task in tasks):
-        streams = ", ".join(printable(task.display) for task in tasks if task.kind == STREAM)
+        streams = ", ".join(plain(task.display) for task in tasks if task.kind == STREAM)
         raise AuditError(f"--ray reads regular files only, not streams such as FIFOs: {streams}")
     started = False
     if not ray.is_initialized():
@@ -127,9 +129,9 @@ def _option(address: str | None) -> str:
 
 def _first_sentence(error: BaseException) -> str:
     """The error's first sentence, cut, with any control character escaped (it may echo the input)."""
-    from failure_kinds._display import escape
+    from failure_kinds._display import escaped
 
-    return escape((str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200])
+    return escaped((str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200])
 
 
 # Ray retries an unreachable head for a minute or more, printing as it goes: a plain connection attempt
@@ -194,7 +196,7 @@ def _filesystem(uri: str) -> tuple[Any, str]:
     try:
         filesystem, path = fs.FileSystem.from_uri(uri)
     except Exception as error:
-        raise AuditError(f"{printable(uri)}: not a URI pyarrow can open ({_first_sentence(error)})") from None
+        raise AuditError(f"{plain(uri)}: not a URI pyarrow can open ({_first_sentence(error)})") from None
     return filesystem, str(path)
 
 
@@ -217,7 +219,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
             found.sort()
             skipped.note(notes)
             if not found:
-                notes.append(f"{printable(uri)}: no {WALKED} files under this URI")
+                notes.append(f"{plain(uri)}: no {WALKED} files under this URI")
             files = [(scheme + name, name) for name in found]
         else:
             files = [(uri, path)]

@@ -1,45 +1,56 @@
-"""The audit report as text for people and as JSON for tools."""
+"""The audit report as text for people and as JSON for tools.
+
+Progress lines on stderr, only when stderr is a terminal: records read by one process, or bytes
+audited by the parallel and Ray engines.
+
+The audit's report: totals, one row per kept value (plus one overflow row per capped category), the
+per-server totals and the per-file results, built from a partial report.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import time
 import unicodedata
+from dataclasses import dataclass
+
+import failure_kinds
+from failure_kinds._display import plain
+
+from .settings import (
+    LEGACY,
+    NAMESPACED,
+    UNDECLARED,
+    UNREGISTERED,
+    shorten,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Final
+    from collections.abc import Callable
+    from typing import IO, ClassVar, Final
 
-    from .report import KindRow, Report
+    from .settings import AuditSettings
+
+
+printable = plain  # the name the package exported before plain
 
 
 # A value is shown in the text table cut to this many characters (the JSON report keeps more).
 VALUE_WIDTH: Final = 60
 # The text report lists every file that failed and at most this many of the others.
 FILES_LISTED: Final = 20
-# A name that has to be quoted and escaped is cut to this many characters.
-_NAME_LIMIT: Final = 1000
 # The text report's lines wrap at this many columns (a single word longer than that, a path, stays whole).
 COLUMNS: Final = 100
 _WORDS: Final = re.compile(r" *[^ ]+")
 
 
-def printable(value: str, limit: int = _NAME_LIMIT) -> str:
-    """``value`` as is when it is plain text, else quoted, escaped and cut to ``limit`` characters, so no
-    control character, line break or escape sequence reaches a terminal raw, a crafted name cannot
-    forge a line of output, and characters that cannot be encoded (a file name that is not UTF-8)
-    never break it."""
-    if value and value.isprintable() and value.strip() == value:
-        return value
-    from failure_kinds._display import shown
-
-    return shown(value, limit)
-
-
 def shown_location(location: str) -> str:
     """A ``path:line`` as printed: the path part escaped like any name."""
     path, separator, line = location.rpartition(":")
-    return printable(path) + separator + line if separator else printable(location)
+    return plain(path) + separator + line if separator else plain(location)
 
 
 def plural(count: int, word: str) -> str:
@@ -232,7 +243,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         # Every file that failed, and the first FILES_LISTED that did not: a directory of a hundred
         # thousand files must not turn the summary into a file listing (the JSON report has them all).
         listed = [file for index, file in enumerate(report.files) if file.error or index < FILES_LISTED]
-        shown_paths = [printable(file.path) for file in listed]
+        shown_paths = [plain(file.path) for file in listed]
         path_width = max(map(columns, shown_paths))
         for path, file in zip(shown_paths, listed, strict=True):
             records = plural(file.records, "record")
@@ -275,9 +286,9 @@ def _row_notes(row: KindRow) -> list[str]:
 
 def _error(message: str) -> str:
     """Why a file failed, escaped: the words may come from another machine (a partial read back)."""
-    from failure_kinds._display import escape
+    from failure_kinds._display import escaped
 
-    return escape(message)
+    return escaped(message)
 
 
 def _row_label(row: KindRow) -> str:
@@ -288,7 +299,7 @@ def _row_label(row: KindRow) -> str:
 
 def _shown_value(value: str) -> str:
     """A value or server name cut to the table's width (plain text is not cut by printable)."""
-    shown = printable(value, VALUE_WIDTH)
+    shown = plain(value, VALUE_WIDTH)
     if columns(shown) > VALUE_WIDTH:
         shown = shown[: VALUE_WIDTH - 3]
         while columns(shown) > VALUE_WIDTH - 3:
@@ -299,3 +310,259 @@ def _shown_value(value: str) -> str:
 
 def render_json(report: Report) -> str:
     return json.dumps(report.to_json(), indent=2) + "\n"
+
+
+class _StatusLine:
+    """One line on a terminal, rewritten in place at most every INTERVAL seconds and cleared at the end;
+    nothing at all when the stream is not a terminal (a pipe or a file never gets one)."""
+
+    INTERVAL: ClassVar[float] = 0.25
+
+    def __init__(self, stream: IO[str] | None, last: float | None = None) -> None:
+        self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
+        self.shown: bool = False
+        # When the line was last shown; 0.0 shows the first update at once.
+        self.last: float = time.monotonic() if last is None else last
+
+    def _due(self, now: float) -> bool:
+        return self.stream is not None and now - self.last >= self.INTERVAL
+
+    def _show(self, text: str, now: float) -> None:
+        if self.stream is None:
+            return
+        self.last = now
+        self.stream.write(f"\r\033[K{text}")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.stream is not None and self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+class Progress(_StatusLine):
+    """``reading logs/a.jsonl: 120,000 records``: how far one process has read."""
+
+    def update(self, display: str, records: int) -> None:
+        now = time.monotonic()
+        if self._due(now):
+            from failure_kinds._display import plain
+
+            self._show(f"reading {plain(display, 200)}: {records:,} records", now)
+
+
+class ByteProgress(_StatusLine):
+    """``audited 312 MB of 1.21 GB (640 MB/s)``: how far the parallel and Ray engines have got."""
+
+    def __init__(self, stream: IO[str] | None, total: int) -> None:
+        super().__init__(stream, last=0.0)  # the first finished part is shown at once
+        self.total: int = total
+        self.done: int = 0
+        self.started: float = time.monotonic()
+
+    def advance(self, size: int) -> None:
+        self.done += size
+        now = time.monotonic()
+        if self._due(now) or (self.stream is not None and self.done >= self.total):
+            elapsed = max(now - self.started, 1e-9)
+            rate = _size(int(self.done / elapsed))
+            self._show(f"audited {_size(self.done)} of {_size(self.total)} ({rate}/s)", now)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):  # closed
+        return False
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}" if count < 10 * scale else f"{count / scale:,.0f} {unit}"
+    return f"{count} B"
+
+
+@dataclass
+class KindRow:
+    """One distinct value found at the field, or (value None) the overflow row of a category."""
+
+    value: str | None
+    """The value, cut to the audit's value cut (see ``length``); None for an overflow row."""
+    count: int
+    category: str
+    first_seen: str
+    length: int = 0
+    """The value's full length in characters (0 for an overflow row)."""
+    suggestion: str | None = None
+    """For an unregistered or undeclared value: the name it most likely meant."""
+    canonical: str | None = None
+    """The registered kind the value counts as: itself when registered, an alias's kind, an older label's
+    replacement; None when it counts as none."""
+    replacement: str | None = None
+    """For an older label (legacy, or aliased by the user): the kind the vocabulary says replaced it, None
+    when no single one did; for a deprecated registered kind: the kind to write instead."""
+    note: str | None = None
+    """For an older label: the vocabulary's one line on it (why it has no single replacement, say)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "length": self.length,
+            "count": self.count,
+            "category": self.category,
+            "suggestion": self.suggestion,
+            "canonical": self.canonical,
+            "replacement": self.replacement,
+            "note": self.note,
+            "first_seen": self.first_seen,
+        }
+
+
+@dataclass
+class FileReport:
+    """What one input gave: its records, and the error that stopped reading it, if any."""
+
+    path: str
+    records: int = 0
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": self.path, "records": self.records, "error": self.error}
+
+
+@dataclass
+class Report:
+    """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
+    of a category (its overflow row included) add up to its records; the per-server totals (plus
+    ``namespaces_overflow``) add up to the namespaced and undeclared records."""
+
+    field: str
+    records: int = 0
+    with_kind: int = 0
+    without_kind: int = 0
+    invalid: int = 0
+    unparseable: int = 0
+    first_invalid: str | None = None
+    first_unparseable: str | None = None
+    overlong: int = 0
+    """Lines longer than the line cap, among the unparseable ones."""
+    first_overlong: str | None = None
+    kinds: list[KindRow] = dataclasses.field(default_factory=list[KindRow])
+    namespaces: dict[str, int] = dataclasses.field(default_factory=dict[str, int])
+    namespaces_overflow: int = 0
+    """Records of servers past the distinct cap, counted together."""
+    files: list[FileReport] = dataclasses.field(default_factory=list[FileReport])
+    notes: list[str] = dataclasses.field(default_factory=list[str])
+    """Remarks for stderr, such as a directory without any input file in it."""
+    field_missing: bool = False
+    """No record has the field at all (neither a value nor null there), as far as the records looked at
+    show (see ``fields``): the audit checked nothing, and ``--strict`` fails."""
+    field_suggestion: str | None = None
+    """Then the field the records have that is most like it, or None."""
+
+    @property
+    def failed_files(self) -> list[FileReport]:
+        return [file for file in self.files if file.error is not None]
+
+    @property
+    def unregistered(self) -> list[KindRow]:
+        return [row for row in self.kinds if row.category == UNREGISTERED]
+
+    @property
+    def undeclared(self) -> list[KindRow]:
+        return [row for row in self.kinds if row.category == UNDECLARED]
+
+    @property
+    def legacy(self) -> list[KindRow]:
+        """Rows of older labels that no alias maps: each fails ``--strict``, replacement or not."""
+        return [row for row in self.kinds if row.category == LEGACY]
+
+    def canonical_totals(self) -> dict[str, int]:
+        """Records per registered kind once aliased labels and older labels with a replacement are
+        counted with the kind they stand for."""
+        totals: dict[str, int] = {}
+        for row in self.kinds:
+            if row.canonical is not None:
+                totals[row.canonical] = totals.get(row.canonical, 0) + row.count
+        return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def not_seen(self) -> list[str]:
+        """The registered kinds no record counts as (under its own name, an alias or an older label)."""
+        seen = self.canonical_totals()
+        return sorted(kind for kind in failure_kinds.FAILURE_KINDS if kind not in seen)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "field": self.field,
+            "field_missing": self.field_missing,
+            "field_suggestion": self.field_suggestion,
+            "records": self.records,
+            "with_kind": self.with_kind,
+            "without_kind": self.without_kind,
+            "invalid": self.invalid,
+            "unparseable": self.unparseable,
+            "first_invalid": self.first_invalid,
+            "first_unparseable": self.first_unparseable,
+            "overlong": self.overlong,
+            "first_overlong": self.first_overlong,
+            "kinds": [row.to_json() for row in self.kinds],
+            "namespaces": self.namespaces,
+            "namespaces_overflow": self.namespaces_overflow,
+            "canonical": self.canonical_totals(),
+            "not_seen": self.not_seen,
+            "files": [file.to_json() for file in self.files],
+        }
+
+
+CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
+
+
+def names(settings: AuditSettings) -> Callable[[str], str | None]:
+    """The name a kept key of a registered, aliased or older label stands for. Such a name longer than the
+    value cut is kept under its cut key, so the cut keys of every known name are made once, when first
+    needed (a partial read back holds no other cut key in those categories, see ``wire``)."""
+    limit = settings.value_chars
+    cut: dict[str, str] = {}
+
+    def name_of(key: str) -> str | None:
+        if len(key) <= limit:
+            return key
+        if not cut:
+            from failure_kinds.history import OLDER_LABELS
+
+            for name in (*failure_kinds.FAILURE_KINDS, *OLDER_LABELS, *settings.aliases):
+                cut[shorten(name, limit)] = name
+        return cut.get(key)
+
+    return name_of
+
+
+def successor(name: str | None) -> str | None:
+    """The kind that replaces the registered kind ``name`` when it is deprecated, else None."""
+    if name is None or name not in failure_kinds.FAILURE_KINDS:
+        return None
+    successor = failure_kinds.FailureKind(name).replaced_by
+    return None if successor is None else successor.value
+
+
+def describe_older(row: KindRow, name: str | None) -> None:
+    """An older label's replacement and note; for a legacy row (no alias) the replacement is canonical."""
+    from failure_kinds.history import older_label
+
+    older = older_label(name)
+    if older is None:
+        return
+    row.replacement, row.note = older.replacement, older.note
+    if row.category == LEGACY:
+        row.canonical = older.replacement
+
+
+def closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
+    """The declared ``server:kind`` an undeclared value most likely meant."""
+    from failure_kinds._suggest import suggest_any
+
+    return suggest_any(value, namespaces)

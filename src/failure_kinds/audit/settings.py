@@ -1,21 +1,29 @@
 """What decides an audit's counts: the field, the aliases, the declared namespaces and the caps, built and
-checked once by ``settings_for``; the categories a value falls in; how a kept value is keyed and shown."""
+checked once by ``settings_for``; the categories a value falls in; how a kept value is keyed and shown.
+
+Aliases: labels counted as the registered kind they stand for (``--alias``, ``--aliases``). An alias of an
+older label overrides the replacement the vocabulary gives it (see ``failure_kinds.history``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import stat
 from dataclasses import dataclass
+from typing import cast
 
+import failure_kinds
 from failure_kinds._runtime import category
 
-from .aliases import check_aliases
-from .errors import AuditError
-from .wire import integer, mapping, sequence
+from .errors import AuditError, describe_read_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping
     from typing import Final
+
 
 # At most this many distinct values of each capped category get a row of their own; the rest are counted
 # together in one overflow row per category. The same cap bounds the servers in the per-server totals.
@@ -34,6 +42,8 @@ LEGACY: Final = "legacy"  # an older label (failure_kinds.history): bounded by t
 UNREGISTERED: Final = "unregistered"
 CAPPED: Final = frozenset({NAMESPACED, UNDECLARED, UNREGISTERED})
 SERVER: Final = "server"  # the one category of the per-server totals
+# What follows the NUL of a cut key (see shorten): the full length and a 24-digit digest.
+_CUT_TAIL: Final = re.compile(r"([1-9][0-9]{0,18}):[0-9a-f]{24}")
 
 
 def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str:
@@ -103,17 +113,41 @@ class AuditSettings:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> AuditSettings:
-        return cls(
-            field=str(data["field"]),
-            aliases={str(old): str(new) for old, new in mapping(data["aliases"]).items()},
-            namespaces={
-                str(server): tuple(str(kind) for kind in sequence(kinds))
-                for server, kinds in mapping(data["namespaces"]).items()
-            },
-            distinct_limit=integer(data["distinct_limit"]),
-            value_chars=integer(data["value_chars"]),
-            line_bytes=integer(data["line_bytes"]),
-        )
+        """The settings of JSON that ``wire.check_partial`` checked."""
+        fields = [data[field.name] for field in dataclasses.fields(cls)]
+        return cls(*fields)  # type: ignore[arg-type]
+
+
+def key_problem(settings: AuditSettings, key: str, category: str, server: bool) -> tuple[int, str] | None:
+    """Why a kept ``key`` (of the per-server totals when ``server``) cannot be of ``category`` under
+    ``settings``: (0, why) for the key, (2, why) for its category; None: it can. A cut key keeps too
+    little of its value to say its category, except that a registered kind, an older label or an alias
+    cut the same way has the same key (an alias over an older label wins)."""
+    from failure_kinds._display import shown
+
+    limit = settings.value_chars
+    tail = _CUT_TAIL.fullmatch(key, limit + 1) if len(key) > limit else None
+    if len(key) > limit and (key[limit] != "\x00" or tail is None or int(tail[1]) <= limit):
+        return 0, f"longer than {limit} characters, but not a cut value's key"
+    if server or category not in (REGISTERED, NAMESPACED, UNDECLARED, ALIASED, LEGACY, UNREGISTERED):
+        expected = SERVER if server else "a category"
+        return None if category == SERVER and server else (2, f"{shown(category, 80)} is not {expected}")
+    if len(key) <= limit:
+        expected = settings.category(key)
+        return None if category == expected else (2, f"{shown(key, 80)} is {expected}, not {category}")
+    import failure_kinds
+    from failure_kinds.history import OLDER_LABELS
+
+    cut = {shorten(name, limit): REGISTERED for name in failure_kinds.FAILURE_KINDS}
+    cut.update((shorten(name, limit), LEGACY) for name in OLDER_LABELS)
+    cut.update((shorten(name, limit), ALIASED) for name in settings.aliases)
+    named = cut.get(key)
+    if named is not None and category != named:
+        return 2, f"the key of a cut value is {named}, not {category}"
+    if named is None and category in (REGISTERED, LEGACY, ALIASED):
+        what = "older label" if category == LEGACY else f"{category} kind"
+        return 2, f"a cut value that is no {what} is counted as one"
+    return None
 
 
 def settings_for(
@@ -159,7 +193,97 @@ class Pins:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Pins:
-        return cls(
-            (str(value) for value in sequence(data["values"])),
-            (str(server) for server in sequence(data["servers"])),
-        )
+        values, servers = data["values"], data["servers"]
+        for names in (values, servers):
+            if not isinstance(names, list) or any(
+                type(name) is not str for name in cast("list[object]", names)
+            ):
+                raise ValueError("pins: expected lists of strings")
+        return cls(cast("list[str]", values), cast("list[str]", servers))
+
+
+# An alias file larger than this is refused: it cannot be a real one, and a device must not be read whole.
+ALIAS_FILE_LIMIT = 4 * 1024 * 1024
+
+
+def check_aliases(aliases: dict[str, str]) -> None:
+    """Raise AuditError unless every alias maps an unregistered label to a registered kind."""
+    for old, new in aliases.items():
+        pair = f"alias {_label(old)} = {_label(new)}"
+        if not failure_kinds.is_registered(new):
+            hint = failure_kinds.suggest(new)
+            raise AuditError(
+                f"{pair}: {_label(new)} is not a registered kind"
+                + (f"; did you mean {hint!r}?" if hint else "")
+            )
+        if failure_kinds.is_registered(old):
+            raise AuditError(f"{pair}: {_label(old)} is already a registered kind")
+
+
+def parse_alias_option(text: str) -> tuple[str, str]:
+    """``OLD=NEW`` from the command line."""
+    old, separator, new = text.partition("=")
+    if not separator or not old or not new:
+        raise AuditError(f"--alias {_label(text)}: expected OLD=NEW")
+    return old, new
+
+
+def _label(value: str) -> str:
+    from failure_kinds._display import shown
+
+    return shown(value, 80)
+
+
+def merged_aliases(path: str | None, options: Iterable[str]) -> dict[str, str]:
+    """The aliases of the ``--aliases`` file ``path`` (None: none) with the ``--alias OLD=NEW`` options
+    over them: the command line wins over the file, so one run can correct a file it shares with others.
+    One label given two different kinds on the command line is a usage error."""
+    from failure_kinds._display import plain
+
+    aliases = load_alias_file(path) if path is not None else {}
+    given: dict[str, str] = {}
+    for option in options:
+        old, new = parse_alias_option(option)
+        if given.setdefault(old, new) != new:
+            raise AuditError(
+                f"--alias {plain(old)} is given twice, as {plain(given[old])} and as {plain(new)}"
+            )
+    aliases.update(given)
+    return aliases
+
+
+def load_alias_file(path: str) -> dict[str, str]:
+    """The ``[aliases]`` table of a TOML file: ``old = "new"`` lines."""
+    import tomllib
+
+    from failure_kinds._display import plain
+
+    shown = plain(path)
+    try:
+        with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise AuditError(f"--aliases {shown}: not a regular file")
+            data = file.read(ALIAS_FILE_LIMIT + 1)
+    except OSError as error:
+        raise AuditError(f"--aliases {shown}: {describe_read_error(error)}") from None
+    if len(data) > ALIAS_FILE_LIMIT:
+        raise AuditError(f"--aliases {shown}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
+    try:
+        document = tomllib.loads(data.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise AuditError(f"--aliases {shown}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise AuditError(f"--aliases {shown}: nested too deeply to read") from None
+    table = document.get("aliases")
+    if not isinstance(table, dict):
+        raise AuditError(f'--aliases {shown}: no [aliases] table (old = "new" lines under [aliases])')
+    from typing import cast
+
+    aliases: dict[str, str] = {}
+    for old, new in cast("dict[str, object]", table).items():
+        if not isinstance(new, str):
+            raise AuditError(
+                f"--aliases {shown}: the alias for {_label(old)} must be a string, not {type(new).__name__}"
+            )
+        aliases[old] = new
+    return aliases

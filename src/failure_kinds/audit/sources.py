@@ -1,4 +1,11 @@
-"""Inputs: files, directories of them, stdin; gzip recognised by content; lines read in batches."""
+"""Inputs: files, directories of them, stdin; gzip recognised by content; lines read in batches.
+
+What an engine saw of a file before reading it, and how the file changed while it was read.
+
+Every engine checks the files it reads by path against this: the ``--jobs`` workers and Ray tasks against
+what the plan saw, the one-process engine against the descriptor it opened. A file replaced, truncated,
+grown or rewritten during its read is reported with ``changed_error``, never counted as if it were whole.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import io
 import os
 import stat
 from dataclasses import dataclass
+from typing import cast
 
 from .errors import AuditError, WideText, check_text
 
@@ -74,7 +82,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
     entry of a directory is named in one note. Each file is read once (see ``read_once``)."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
-    from .render import printable
+    from failure_kinds._display import plain
 
     sources: list[Source] = []
     skipped = Skipped()
@@ -84,7 +92,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
         elif os.path.isdir(item):
             found = _walk(item, skipped)
             if not found:
-                notes.append(f"{printable(item)}: no {WALKED} files in this directory")
+                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
             sources.extend(found)
         else:
             sources.append(Source(item, item))
@@ -99,7 +107,8 @@ class Skipped:
     names: list[str]
 
     def __init__(self) -> None:
-        self.count, self.names = 0, list[str]()
+        self.count: int = 0
+        self.names: list[str] = []
 
     def add(self, name: str) -> None:
         self.count += 1
@@ -108,10 +117,10 @@ class Skipped:
             self.names = sorted(self.names)[:SKIPPED_NAMED]
 
     def note(self, notes: list[str]) -> None:
-        from .render import printable
+        from failure_kinds._display import plain
 
         one, more = self.count == 1, self.count - min(len(self.names), SKIPPED_NAMED)
-        named = ", ".join(printable(name) for name in sorted(self.names)[:SKIPPED_NAMED])
+        named = ", ".join(plain(name) for name in sorted(self.names)[:SKIPPED_NAMED])
         entries = (
             "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
         )
@@ -476,3 +485,61 @@ def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[byte
             start = index + 1
     if start < len(lines):
         yield lines[start:]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What an engine saw of a file before reading it (the plan, or the one process just before its
+    read): the file itself (device and inode), its size and the time it was last modified. ``device``
+    None: not compared (on a Ray node a shared file has a device of its own)."""
+
+    device: int | None
+    inode: int
+    size: int
+    modified: int
+    """st_mtime_ns."""
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> Identity:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def change(self, status: os.stat_result) -> str | None:
+        """How the file whose status is ``status`` differs from the one planned on; None: it does not."""
+        return self.compare(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def compare(self, device: int | None, inode: int | None, size: int, modified: int) -> str | None:
+        """``change`` for what a filesystem says of a file (None: it does not say; a remote file has no
+        inode)."""
+        if inode is not None and inode != self.inode:
+            return "replaced"
+        if device is not None and self.device is not None and device != self.device:
+            return "replaced"
+        if size < self.size:
+            return "truncated"
+        if size > self.size:
+            return "grown"
+        if modified != self.modified:
+            return "rewritten"
+        return None
+
+    def to_json(self) -> list[int | None]:
+        return [self.device, self.inode, self.size, self.modified]
+
+    @classmethod
+    def from_json(cls, data: object) -> Identity | None:
+        if data is None:
+            return None
+        device, inode, size, modified = cast("list[int]", data)  # from this audit's own driver
+        return cls(device, inode, size, modified)
+
+
+def path_change(path: str, identity: Identity) -> str | None:
+    """How the file ``path`` names now differs from ``identity`` ("removed" when it names none)."""
+    try:
+        return identity.change(os.stat(path))
+    except (OSError, ValueError):
+        return "removed"
+
+
+def changed_error(change: str) -> str:
+    return f"changed while it was read ({change}): audit it again once nothing writes to it"

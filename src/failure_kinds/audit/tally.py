@@ -9,7 +9,8 @@ whole keeps (see ``Pins``), which makes the second merge exact.
 
 from __future__ import annotations
 
-from . import wire
+from typing import Any, cast
+
 from .wire import Location
 
 TYPE_CHECKING = False
@@ -163,29 +164,22 @@ class Tally:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], limit: int, capped: frozenset[str]) -> Tally:
-        tally = cls(limit, capped, frozenset(str(key) for key in wire.sequence(data["pinned"])))
+        """The tally of JSON that ``wire.check_partial`` checked."""
+        fields = cast("dict[str, Any]", data)
+        tally = cls(limit, capped, frozenset(fields["pinned"]))
         counts, categories, first = tally.counts, tally.categories, tally.first
-        for extra, entries in ((False, data["kept"]), (True, data["extras"])):
-            # One entry per kept value, tens of thousands from each part of an engine: checked inline.
-            for entry in wire.sequence(entries):
-                match entry:
-                    case [str() as key, int() as count, str() as category, [int() as index, int() as line]]:
-                        counts[key] = count
-                        categories[key] = category
-                        first[key] = (index, line)
-                        if extra:
-                            tally.extras.add(key)
-                        elif category in capped:
-                            tally.kept[category] = tally.kept.get(category, 0) + 1
-                    case _:
-                        raise ValueError(
-                            "expected [key, count, category, [file, line]] in a partial report, got "
-                            + type(entry).__name__
-                        )
-        for category, bucket in wire.mapping(data["overflow"]).items():
-            records, location = wire.sequence(bucket)
-            tally.overflow[str(category)] = (wire.integer(records), wire.location(location))
-        tally.uncertain = {str(key) for key in wire.sequence(data["uncertain"])}
+        for extra, entries in ((False, fields["kept"]), (True, fields["extras"])):
+            for key, count, category, (index, line) in entries:
+                counts[key] = count
+                categories[key] = category
+                first[key] = (index, line)
+                if extra:
+                    tally.extras.add(key)
+                elif category in capped:
+                    tally.kept[category] = tally.kept.get(category, 0) + 1
+        for category, (records, (index, line)) in fields["overflow"].items():
+            tally.overflow[category] = (records, (index, line))
+        tally.uncertain = set(fields["uncertain"])
         if tally.extras:  # sent after the kept keys: back into input order, which ``absorb`` keeps
             order = sorted(counts, key=first.__getitem__)
             tally.counts = {key: counts[key] for key in order}
