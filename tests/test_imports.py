@@ -52,7 +52,6 @@ def test_import_loads_no_heavy_standard_modules() -> None:
         "typing",
         "typing_extensions",
         "failure_kinds._arguments",
-        "failure_kinds._deferred",
         "failure_kinds._display",
         "failure_kinds._stages",
         "failure_kinds._suggest",
@@ -113,7 +112,7 @@ def test_history_stages_and_checks_load_when_first_needed() -> None:
     # An older label is reported: the warning needs the older labels, not the stages.
     assert {"failure_kinds.history", "failure_kinds._suggest", "failure_kinds._display"} <= warned
     assert "failure_kinds._stages" not in warned
-    assert staged - warned == {"failure_kinds._deferred", "failure_kinds._stages"}
+    assert staged - warned == {"failure_kinds._stages"}
     assert declared - staged == {"failure_kinds._arguments"}
 
 

@@ -277,9 +277,9 @@ def suggest(name: object) -> str | None:
 
 
 def __getattr__(name: str) -> object:
-    # Typing names and stages are built once on first use (_deferred), older names resolved from history.
+    # Typing names and stages are built once on first use (_stages), older names resolved from history.
     if name in ("FailureKindName", "NamespacedFailureKind", "AnyFailureKind", "FailureStage", "Stage"):
-        from failure_kinds._deferred import build
+        from failure_kinds._stages import build
 
         return build(name)
     if name.startswith("_"):  # a probe for a private or special name must not load history

@@ -1,8 +1,6 @@
-"""The state behind validate_failure_kind and metric_label, and the one lock that guards it.
-
-All of it is bounded whatever producers send (under 8 MiB), declared names aside. A value enters as a
-plain ``str`` (:func:`plain`): a str subclass's own methods never decide what is cached, counted or shown.
-"""
+"""The state behind validate_failure_kind and metric_label, and the one lock that guards it: bounded
+whatever producers send (under 8 MiB), declared names aside. A value enters as a plain ``str``
+(:func:`plain`): a str subclass's own methods never decide what is cached, counted or shown."""
 
 import logging
 import re
@@ -26,23 +24,22 @@ REGISTERED: "tuple[str, ...]" = ()  # the registered names in enum order, set by
 REGISTERED_SET: "frozenset[str]" = frozenset()
 DEPRECATED: "dict[str, str]" = {}  # deprecated registered name -> the name that replaces it
 
-# Reported values: a string of up to REMEMBER_LENGTH characters as itself (discarding it re-arms its warning),
-# a longer one by length, hash and start, anything else by a digest of its type and of its repr cut at
-# REPR_LENGTH characters: two values that a warning shows alike are still told apart, in a bounded key.
+# Reported values: a str of up to REMEMBER_LENGTH characters as itself (discarding it re-arms its warning),
+# a longer one by length, hash and start, anything else by a digest of its type and repr cut at REPR_LENGTH.
 WARNED: set[object] = set()
 WARNED_LIMIT = 1024
 REMEMBER_LENGTH = 256
 REPR_LENGTH = 4096
 warned_overflow = False  # whether the notice that reports stopped was logged
 
-# What passes without a word and costs one set lookup: None, the registered names, the declared names,
-# and up to SILENT_CACHE_LIMIT namespaced values of servers that declared nothing. Exact str objects only.
+# What passes at the cost of one set lookup: None, the registered and declared names, and up to
+# SILENT_CACHE_LIMIT namespaced values of servers that declared nothing. Exact str objects only.
 SILENT: set[object] = {None}
 SILENT_CACHE_LIMIT = 4096
 silent_limit = len(SILENT) + SILENT_CACHE_LIMIT
 
-# Each value with a metric label of its own, mapped to it: registered and declared names, and at most
-# LABEL_LIMIT namespaced values of servers that declared nothing, each at most LABEL_LENGTH characters.
+# Each value with a metric label of its own -> it: registered and declared names, and at most LABEL_LIMIT
+# namespaced values of servers that declared nothing, each at most LABEL_LENGTH characters.
 LABELS: dict[object, str] = {}
 LABEL_LIMIT = 512
 LABEL_LENGTH = 100
@@ -59,8 +56,7 @@ LOCK = threading.RLock()
 
 
 def register(kinds: "Collection[tuple[str, str | None]]") -> None:
-    """Make ``kinds`` (each name with its replacement, None unless deprecated) the registered names: their
-    own labels, and silent unless deprecated. Called by the package, again by a test that deprecates one."""
+    """Make ``kinds`` (each name with its replacement, None unless deprecated) the registered names."""
     global REGISTERED, REGISTERED_SET, silent_limit
     REGISTERED = tuple(name for name, _ in kinds)  # pyright: ignore[reportConstantRedefinition]
     REGISTERED_SET = frozenset(REGISTERED)  # pyright: ignore[reportConstantRedefinition]
@@ -73,15 +69,14 @@ def register(kinds: "Collection[tuple[str, str | None]]") -> None:
 
 
 def all_names(texts: "list[str]") -> bool:
-    """Whether each of ``texts`` (exact ``str`` objects) matches NAME_PATTERN, in one match of them all, as a
-    match each would slow a declaration of thousands of names. A text holding a line end adds one: fails."""
+    """Whether each of ``texts`` (exact ``str`` objects) matches NAME_PATTERN, in one match of them all (a
+    match each would slow a declaration of thousands). A text holding a line end adds one: fails."""
     joined = "\n".join(texts) + "\n"
     return joined.count("\n") == len(texts) and re.fullmatch(_NAME_LINES, joined) is not None
 
 
 def exact_strs(values: "Iterable[object]") -> bool:
-    """Whether each of ``values`` is an exact ``str``, in one pass in C that runs none of their methods
-    nor their types' (only type ids are compared), where a loop in Python would slow a large declaration."""
+    """Whether each of ``values`` is an exact ``str``, in one pass in C that runs none of their methods."""
     return {*map(id, map(type, values))} <= {id(str)}
 
 
@@ -91,12 +86,9 @@ def plain(value: object) -> "str | None":
 
 
 def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
-    """``"registered"``, ``"namespaced"``, ``"undeclared"``, ``"legacy"`` or ``"unregistered"``.
-
-    ``"undeclared"`` is a well-formed namespaced value whose server is declared and whose kind is not;
-    ``"legacy"`` a label of the older registry that is not a current kind (see failure_kinds.history).
-    ``namespaces`` maps servers to their kinds; None means the declarations made with declare_namespace.
-    """
+    """``"registered"``, ``"namespaced"``, ``"undeclared"`` (a declared server's undeclared kind),
+    ``"legacy"`` (an older label, see failure_kinds.history) or ``"unregistered"``. ``namespaces`` maps
+    servers to their kinds; None means the declarations made with declare_namespace."""
     text = plain(name)
     if text is None:
         return "unregistered"
@@ -109,8 +101,8 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
     server, _, kind = text.partition(":")
     declared = (DECLARED if namespaces is None else namespaces).get(server)
     if isinstance(declared, tuple) and len(declared) > 16:
-        # A configuration's kinds, where a lookup reads them all: a set made once per tuple, kept by
-        # identity (the tuple is held, so its id is not reused), all forgotten past a few dozen.
+        # A configuration's kinds: a set made once per tuple, kept by identity (the tuple is held, so its
+        # id is not reused), all forgotten past a few dozen.
         kept = _AS_SETS.get(id(declared))
         if kept is None or kept[0] is not declared:
             if len(_AS_SETS) >= 64:
@@ -207,7 +199,7 @@ def snapshot() -> "_Snapshot":
 
 
 def restore(saved: "_Snapshot") -> None:
-    """Put back what :func:`snapshot` returned, refilling the same objects (other modules hold them)."""
+    """Put back what :func:`snapshot` returned, refilling the same objects."""
     global warned_overflow, silent_limit, labelled_namespaced
     with LOCK:
         state: tuple[Any, ...] = (WARNED, DECLARED, SILENT, LABELS)  # each kept copy has its type

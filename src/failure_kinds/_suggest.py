@@ -1,15 +1,11 @@
 """The closest known name to a misspelled one, and the warning that offers it.
 
-Loaded only when a suggestion is needed (``import failure_kinds`` does not import it, nor :mod:`difflib`).
-The matcher catches case and separator variants (``Transport-Timeout``, ``TransportTimeout``), typos
-(``verifer_error``) and truncations (``judge_fail``).
-
-Against a large candidate set (thousands of declared kinds) difflib against every candidate would cost
-each distinct value time in proportion to the set. Past SMALL candidates an index built once per set (two
-sorted lists, cached) gives a short list: the names next to the value in alphabetical order, forwards and
-backwards, and the few that share all its words but its last or its first, so a typo anywhere but at both
-ends still finds its name; difflib ranks only that short list, a bounded cost per value. At or below SMALL
-the answer is difflib's own over every candidate.
+Loaded only when a suggestion is needed (``import failure_kinds`` imports neither it nor :mod:`difflib`).
+It catches case and separator variants (``Transport-Timeout``, ``TransportTimeout``), typos
+(``verifer_error``) and truncations (``judge_fail``). Past SMALL candidates (thousands of declared kinds),
+difflib ranks only a short list from an index built once per set, so each value costs a bounded time: the
+names next to it in alphabetical order, forwards and backwards (a typo late in a name keeps its start, one
+early keeps its end), and the few that share all its words but its last or first.
 """
 
 import difflib
@@ -50,8 +46,7 @@ def normal(name: str) -> str:
 
 
 class _Index:
-    """One candidate set, ready to answer many lookups. Candidates are compared in their normal form
-    (see :func:`normal`) and answered as written."""
+    """One candidate set, ready to answer many lookups: compared in normal form, answered as written."""
 
     def __init__(self, written: "list[str]") -> None:
         # normal form -> the candidate written so; the first of two that normalize alike wins.
@@ -65,51 +60,37 @@ class _Index:
         self.candidates = tuple(self.written)
         self.ordered = sorted(self.candidates)
         self.longest = max(map(len, written), default=0)
-        # The same names spelled backwards and sorted: a name typed wrong near its start still sorts next
-        # to the names it ends like. Only for sets difflib would take long to compare one by one.
-        self.backward = sorted(_spelled_backwards(self.candidates)) if len(self.written) > SMALL else []
+        # The same names spelled backwards and sorted (one reversal of them all joined, as a slice of each
+        # would slow a declaration of thousands), only for the sets difflib would take long to compare.
+        backward = "\n".join(self.candidates)[::-1].split("\n") if len(self.written) > SMALL else []
+        self.backward = sorted(backward)
 
     def continuing(self, start: str) -> "list[str]":
         """At most two candidates that start with ``start``."""
         at = bisect_left(self.ordered, start)
-        found = self.ordered[at : at + 2]
-        return [self.written[candidate] for candidate in found if candidate.startswith(start)]
+        return [self.written[name] for name in self.ordered[at : at + 2] if name.startswith(start)]
 
     def short_list(self, text: str) -> "list[str]":
-        """The candidates difflib should rank for ``text``: all of a small set; of a larger one, the names
-        that sort next to it forwards (a typo late in a name keeps its start), backwards (a typo early
-        keeps its end) and the few sharing all its words but its last or first, within difflib's length window
-        (a ratio of 0.8 needs the shorter of two names to be at least two thirds of the longer)."""
+        """The candidates difflib should rank for ``text``, within difflib's length window (a ratio of 0.8
+        needs the shorter of two names to be at least two thirds of the longer)."""
         if not self.backward:
             return list(self.candidates)
-        backward = text[::-1]
-        near = [*_around(self.ordered, text), *_siblings(self.ordered, text)]
-        near += [
-            name[::-1] for name in (*_around(self.backward, backward), *_siblings(self.backward, backward))
-        ]
+        near = _near(self.ordered, text)
+        near += [name[::-1] for name in _near(self.backward, text[::-1])]
         low, high = 2 * len(text) / 3, 3 * len(text) / 2
         return [candidate for candidate in dict.fromkeys(near) if low <= len(candidate) <= high][:SHORT_LIST]
 
 
-def _spelled_backwards(names: "tuple[str, ...]") -> "list[str]":
-    """Each of ``names`` (normal forms: no line ends) spelled backwards, in the opposite order. One
-    reversal of them all joined, where a slice of each would slow a declaration of thousands of names."""
-    return "\n".join(names)[::-1].split("\n") if names else []
-
-
-def _siblings(ordered: "list[str]", text: str) -> "list[str]":
-    """The names that start with all of ``text``'s words but its last, when they are few: a typo in a
-    short last word (a number, say) can sort away from its name among many that start alike."""
-    head, separator, _ = text.rpartition("_")
-    if not separator:
-        return []
-    low, high = bisect_left(ordered, head + "_"), bisect_left(ordered, head + "`")  # "`" follows "_"
-    return ordered[low:high] if high - low <= 4 * _NEAR else []
-
-
-def _around(ordered: "list[str]", text: str) -> "list[str]":
+def _near(ordered: "list[str]", text: str) -> "list[str]":
+    """The names around ``text`` in ``ordered``, then those that start with all its words but its last when
+    they are few: a typo in a short last word (a number, say) can sort away from its name among many."""
     at = bisect_left(ordered, text)
-    return ordered[max(at - _NEAR, 0) : at + _NEAR]
+    near = ordered[max(at - _NEAR, 0) : at + _NEAR]
+    head, separator, _ = text.rpartition("_")
+    if separator:
+        low, high = bisect_left(ordered, head + "_"), bisect_left(ordered, head + "`")  # "`" follows "_"
+        near += ordered[low:high] if high - low <= 4 * _NEAR else []
+    return near
 
 
 _INDEXES: "dict[int, tuple[Collection[str], _Index]]" = {}

@@ -49,97 +49,54 @@ class FailureKindRegistration:
     source: str
 
 
-# label, replacement, status, source, note, in the registry's order (its active labels, then its reserved).
-# A label the current vocabulary kept unchanged is its own replacement: in the registry, not an older label.
-_TABLE: "tuple[tuple[str, str | None, str, str, str], ...]" = (
-    ("judge_failed", "judge_failed", "active", "nemo_gym.judge", ""),
-    ("kill_shaped", "kill_shaped", "active", "responses_api_agents.stirrup_agent", ""),
-    (
-        "timeout_exceeded",
-        None,
-        "active",
-        "responses_api_agents.stirrup_agent",
-        "used for a task's own time budget (nearest agent_timeout) and for other deadlines; not mapped",
-    ),
-    ("skipped", None, "active", "responses_api_agents.stirrup_agent", "an outcome, not a failure"),
-    (
-        "transient",
-        None,
-        "active",
-        "responses_api_agents.stirrup_agent",
-        "says the failure may pass on retry, not what went wrong; no single kind",
-    ),
-    ("legitimate", None, "active", "responses_api_agents.stirrup_agent", "an outcome, not a failure"),
-    (
-        "remote_agent_error",
-        None,
-        "active",
-        "responses_api_agents.remote_agent",
-        "any error of a remote agent; agent_run_error, agent_request_failed or a transport kind, as it was",
-    ),
-    (
-        "eval_timeout",
-        None,
-        "active",
-        "responses_api_agents.anyswe_agent",
-        "an evaluation's deadline; agent_timeout or transport_timeout depending on what ran out of time",
-    ),
-    (
-        "sandbox",
-        None,
-        "active",
-        "responses_api_agents.anyswe_agent",
-        "any failure of the sandbox; a provider_ or session_ kind depending on what failed",
-    ),
-    (
-        "oom_killed",
-        "provider_oom_killed",
-        "active",
-        "responses_api_agents.swe_agents",
-        "renamed with the provider domain",
-    ),
-    ("session_lost", "session_lost", "reserved", "#2611", ""),
-    ("agent_request_failed", "agent_request_failed", "reserved", "#2363", ""),
-    (
-        "verify_request_failed",
-        None,
-        "reserved",
-        "#2363",
-        "a failed request to verify; verifier_error, judge_failed or a transport kind",
-    ),
-    ("unreachable", "transport_unreachable", "reserved", "#2361", "renamed with the transport domain"),
-    ("resource", "transport_local_resource", "reserved", "#2361", "renamed with the transport domain"),
-    ("peer_drop", "transport_peer_drop", "reserved", "#2361", "renamed with the transport domain"),
-    ("timeout", "transport_timeout", "reserved", "#2361", "renamed with the transport domain"),
-    (
-        "fatal",
-        None,
-        "reserved",
-        "#2361",
-        "says the failure will not pass on retry, not what went wrong; no single kind",
-    ),
-    (
-        "cohort_timeout",
-        None,
-        "reserved",
-        "#2385",
-        "planned for a rollout group's deadline; which kind depends on which rollout ran out of time",
-    ),
-    (
-        "no_comparisons",
-        None,
-        "reserved",
-        "#2385",
-        "planned for a group left with nothing to compare; no single kind says why",
-    ),
-    (
-        "aggregation_failed",
-        None,
-        "reserved",
-        "#2385",
-        "planned for combining a group's scores; no single kind names what failed",
-    ),
-)
+# The older registry in its order (its active labels, then its reserved): label, replacement ("-" for
+# none), status and source, then on the next line its note. A label the current vocabulary kept unchanged
+# is its own replacement: in the registry, not an older label, and without a note.
+_ROWS = """
+judge_failed judge_failed active nemo_gym.judge
+kill_shaped kill_shaped active responses_api_agents.stirrup_agent
+timeout_exceeded - active responses_api_agents.stirrup_agent
+  used for a task's own time budget (nearest agent_timeout) and for other deadlines; not mapped
+skipped - active responses_api_agents.stirrup_agent
+  an outcome, not a failure
+transient - active responses_api_agents.stirrup_agent
+  says the failure may pass on retry, not what went wrong; no single kind
+legitimate - active responses_api_agents.stirrup_agent
+  an outcome, not a failure
+remote_agent_error - active responses_api_agents.remote_agent
+  any error of a remote agent; agent_run_error, agent_request_failed or a transport kind, as it was
+eval_timeout - active responses_api_agents.anyswe_agent
+  an evaluation's deadline; agent_timeout or transport_timeout depending on what ran out of time
+sandbox - active responses_api_agents.anyswe_agent
+  any failure of the sandbox; a provider_ or session_ kind depending on what failed
+oom_killed provider_oom_killed active responses_api_agents.swe_agents
+  renamed with the provider domain
+session_lost session_lost reserved #2611
+agent_request_failed agent_request_failed reserved #2363
+verify_request_failed - reserved #2363
+  a failed request to verify; verifier_error, judge_failed or a transport kind
+unreachable transport_unreachable reserved #2361
+  renamed with the transport domain
+resource transport_local_resource reserved #2361
+  renamed with the transport domain
+peer_drop transport_peer_drop reserved #2361
+  renamed with the transport domain
+timeout transport_timeout reserved #2361
+  renamed with the transport domain
+fatal - reserved #2361
+  says the failure will not pass on retry, not what went wrong; no single kind
+cohort_timeout - reserved #2385
+  planned for a rollout group's deadline; which kind depends on which rollout ran out of time
+no_comparisons - reserved #2385
+  planned for a group left with nothing to compare; no single kind says why
+aggregation_failed - reserved #2385
+  planned for combining a group's scores; no single kind names what failed
+"""
+_TABLE = [
+    (label, None if replacement == "-" else replacement, status, source, note)
+    for head, _, note in (line.partition("  ") for line in _ROWS.strip().replace("\n  ", "  ").splitlines())
+    for label, replacement, status, source in [head.split()]
+]
 
 FAILURE_KIND_REGISTRY: "Mapping[str, FailureKindRegistration]" = MappingProxyType(
     {label: FailureKindRegistration(status, source) for label, _, status, source, _ in _TABLE}

@@ -130,19 +130,19 @@ def _advice(text: str) -> str:
     """What to write instead of ``text``, in parentheses after it, or nothing when nothing is known."""
     from failure_kinds._display import shown
     from failure_kinds._suggest import suggest_any
-    from failure_kinds.history import older_label
+    from failure_kinds.history import OLDER_LABELS
 
     found = _runtime.category(text)
     if found == "registered":  # registered and still reported: deprecated
         return f" (deprecated; use {_runtime.DEPRECATED.get(text)!r})"
     if found == "legacy":
-        older = older_label(text)
-        if older is None or older.replacement is None:
-            return " (an older label without a single replacement)"
-        return f" (an older label; use {older.replacement!r})"
+        replacement = OLDER_LABELS[text].replacement
+        return (
+            f" (an older label; use {replacement!r})"
+            if replacement
+            else " (an older label without a single replacement)"
+        )
     hint = suggest_any(text)
-    suggestion = f"did you mean {hint!r}?" if hint is not None else ""
-    if found == "undeclared":
-        namespace = f"undeclared in namespace {shown(text.partition(':')[0])}"
-        return f" ({namespace}; {suggestion})" if suggestion else f" ({namespace})"
-    return f" ({suggestion})" if suggestion else ""
+    words = [f"undeclared in namespace {shown(text.partition(':')[0])}"] if found == "undeclared" else []
+    words += [] if hint is None else [f"did you mean {hint!r}?"]
+    return f" ({'; '.join(words)})" if words else ""
