@@ -77,11 +77,14 @@ def time_process(command: Sequence[str], repetitions: int, **options: object) ->
     return samples
 
 
-def cpu_process(command: Sequence[str]) -> float:
+def cpu_process(command: Sequence[str], quiet: bool = False) -> float:
     """CPU seconds (user and system) that one fresh process of ``command`` spent, its waited-for children
     included. Unlike wall-clock time it does not count the time spent waiting for a core that other work
-    on the machine held, so it is the measure for single-threaded work on a shared machine."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    on the machine held, so it is the measure for single-threaded work on a shared machine. ``quiet``
+    discards its standard error too, for a command whose note there is the expected outcome."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else None
+    )
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
         raise RuntimeError(f"{list(command)} exited with status {status}")
