@@ -1,14 +1,8 @@
-"""The command's standard streams: output that survives a reader going away, and a standard input that
-waits for its data.
-
-Output goes through :func:`write_output` and :func:`error_line` only. Once stdout fails, the reason is
-kept and further output dropped, so a run still finishes its work, its diagnostics and its exit code.
-
-:func:`stdin_bytes` is how every command reads standard input. A parent may hand over a descriptor with
-``O_NONBLOCK`` set (an event loop's pipe, a shell that set it and forgot): reading it then fails with
-``EAGAIN`` until the writer has written, and a plain ``read()`` takes that for the end of the stream. The
-reader here waits for the descriptor to be readable instead. It never clears the flag, which belongs to
-the open file the parent shares, not to this process.
+"""The command's standard streams. Output goes through :func:`write_output` and :func:`error_line` only:
+once stdout fails, the reason is kept and later output dropped, so a run still ends with its diagnostics
+and exit code. :func:`stdin_bytes` waits on a descriptor a parent left non-blocking (``O_NONBLOCK``, which
+it never clears: the flag belongs to the open file the parent shares) instead of taking ``EAGAIN`` for the
+end.
 """
 
 from __future__ import annotations
@@ -26,20 +20,15 @@ if TYPE_CHECKING:
 BROKEN_PIPE = "the reader of standard output went away"
 
 _output_lost: str | None = None
-# Standard input is read this many bytes at a time.
-_READ_SIZE = 64 * 1024
 
 
 def write_output(text: str) -> None:
-    """Write ``text`` to stdout, flushed, never raising: if the reader has gone (a closed pipe) or stdout is
-    closed or full, remember why and drop this and every later write."""
+    """Write ``text`` to stdout and flush it (``""`` only flushes), never raising."""
     global _output_lost
-    if _output_lost is not None or not text:
-        return
     stream = sys.stdout
-    if stream is None:
+    if _output_lost is not None or stream is None:
         # Started with descriptor 1 closed (`>&-`): the interpreter leaves sys.stdout unset.
-        _output_lost = "standard output is closed"
+        _output_lost = _output_lost or ("standard output is closed" if text else None)
         return
     try:
         try:
@@ -52,24 +41,20 @@ def write_output(text: str) -> None:
         stream.flush()
     except BrokenPipeError:
         lose_output(BROKEN_PIPE)
-    except (OSError, ValueError) as error:
-        # ValueError: a stream closed by someone else ("I/O operation on closed file").
+    except (OSError, ValueError) as error:  # ValueError: a stream closed by someone else
         lose_output(f"cannot write to standard output: {reason(error)}")
 
 
 def output_lost() -> str | None:
-    """Why standard output stopped taking writes, or None while it works."""
     return _output_lost
 
 
-def reset_output() -> None:
-    global _output_lost
-    _output_lost = None
-
-
-def lose_output(why: str) -> None:
+def lose_output(why: str | None) -> None:
+    """Drop all later output, because of ``why``; None starts a run afresh."""
     global _output_lost
     _output_lost = why
+    if why is None:
+        return
     # What is still buffered would fail again when the interpreter flushes at exit (a second message and
     # exit status 120), so descriptor 1 now leads nowhere and the buffer drains there.
     try:
@@ -88,7 +73,7 @@ def reason(error: BaseException) -> str:
 
 
 def error_line(line: str) -> None:
-    """One line on stderr; `print(file=None)` would write to stdout, so a closed stderr gets nothing."""
+    """One line on stderr; a closed stderr gets nothing."""
     if sys.stderr is None:
         return
     try:
@@ -99,9 +84,8 @@ def error_line(line: str) -> None:
 
 
 def hold_standard_descriptors() -> None:
-    """Give a closed descriptor 0, 1 or 2 to /dev/null. Left free, it would be handed to the next file
-    opened, an input file could become "stdout", and child processes would inherit it as such. sys.stdin
-    and sys.stdout stay None, which is how the command knows they were closed."""
+    """Give a closed descriptor 0, 1 or 2 to /dev/null, or the next file opened would become "stdout" (and
+    children would inherit it so). sys.stdin and sys.stdout stay None: the command knows they were closed."""
     for descriptor in (0, 1, 2):
         try:
             os.fstat(descriptor)
@@ -116,11 +100,8 @@ def hold_standard_descriptors() -> None:
 
 
 def stdin_bytes() -> BinaryIO | None:
-    """Standard input as a binary stream whose reads block until data or the end arrives, even when the
-    descriptor is non-blocking; None when standard input is closed.
-
-    A ``sys.stdin`` without a descriptor (replaced by a test, say) is read through its own buffer.
-    """
+    """Standard input as a binary stream whose reads wait for data or the end; None when it is closed. A
+    ``sys.stdin`` without a descriptor (replaced by a test, say) is read through its own buffer."""
     stream = sys.stdin
     if stream is None:
         return None
@@ -131,12 +112,11 @@ def stdin_bytes() -> BinaryIO | None:
         return buffer if buffer is not None and not buffer.closed else None
     if buffer is not None and buffer.closed:
         return None
-    return io.BufferedReader(_WaitingReader(descriptor), buffer_size=_READ_SIZE)
+    return io.BufferedReader(_WaitingReader(descriptor), buffer_size=64 * 1024)
 
 
 class _WaitingReader(io.RawIOBase):
-    """Reads of a descriptor that wait for it to become readable when it is non-blocking; the descriptor
-    stays open when this is closed (it is the process's standard input)."""
+    """Reads that wait for a non-blocking descriptor to become readable; closing this leaves it open."""
 
     def __init__(self, descriptor: int) -> None:
         super().__init__()

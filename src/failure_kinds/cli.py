@@ -1,8 +1,5 @@
-"""The ``failure-kinds`` command: list the vocabulary, check names, audit rollout failure logs, lint source.
-
-Exit codes: 0 clean, 1 findings (where a subcommand says so), 2 usage errors or unreadable input. User
-mistakes get one line on stderr, never a traceback.
-"""
+"""The ``failure-kinds`` command: parses the arguments, runs the subcommand, and turns every
+:class:`failure_kinds.FailureKindsError` into one line on stderr and exit 2, here only."""
 
 from __future__ import annotations
 
@@ -10,180 +7,138 @@ import argparse
 import sys
 
 import failure_kinds
-from failure_kinds._streams import (
-    BROKEN_PIPE,
-    error_line,
-    hold_standard_descriptors,
-    lose_output,
-    output_lost,
-    reason,
-    reset_output,
-    write_output,
-)
-from failure_kinds.commands import (
-    EXIT_CLEAN,
-    EXIT_FINDINGS,
-    EXIT_USAGE,
-    UsageError,
-    add_config_option,
-)
+import failure_kinds._streams as streams
+from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from typing import NoReturn
 
     from _typeshed import SupportsWrite
 
 __all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "UsageError", "build_parser", "main"]
+# The longest usage error shown, in characters; an argument can be as long as the system allows.
+_MESSAGE_LIMIT = 400
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors that name the closest valid choice or option, the same on every
-    supported Python, and with its help and version written through write_output."""
+    """argparse with one-line errors naming the closest valid choice or option, the same on every
+    supported Python, and its help written through streams.write_output."""
 
     # Each subcommand's parser by name, for errors that belong to a subcommand; set by build_parser.
     subcommands: Mapping[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
-        # One line, so scripts can show it as is; --help has the long form. argparse puts arguments into
-        # some messages as they were typed, so a message is escaped and cut like any other shown value.
+        # argparse puts arguments into some messages as they were typed: escaped and cut like any value.
         from failure_kinds._display import escaped
 
-        shown = escaped(message, _MESSAGE_LIMIT)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
+        self.exit(
+            EXIT_USAGE, f"{self.prog}: error: {escaped(message, _MESSAGE_LIMIT)} (see {self.prog} --help)\n"
+        )
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
-            error_line(message.rstrip("\n"))
+            streams.error_line(message.rstrip("\n"))
         raise SystemExit(status)
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        if not message:
-            return
-        if file is None or file is sys.stdout:
-            write_output(message)
-        else:
-            error_line(message.rstrip("\n"))
+        if message and (file is None or file is sys.stdout):
+            streams.write_output(message)
+        elif message:
+            streams.error_line(message.rstrip("\n"))
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         # Replaces argparse's own message, whose quoting differs between Python versions.
         if action.choices is None or value in action.choices:
             return
         choices = [str(choice) for choice in action.choices]
-        message = f"invalid choice: {value!r}"
         closest = _closest(str(value), choices)
-        if closest is not None:
-            message += f", did you mean {closest!r}?"
-        message += f" (choose from {', '.join(choices)})"
-        raise argparse.ArgumentError(action, message)
+        meant = "" if closest is None else f", did you mean {closest!r}?"
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{meant} (choose from {', '.join(choices)})"
+        )
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: None = None
     ) -> argparse.Namespace:
         arguments, extras = self.parse_known_args(args)
         if extras:
-            message = f"unrecognized arguments: {' '.join(extras)}"
-            parsers = self._parsers_for(getattr(arguments, "command", None))
+            # Named after the subcommand, whose --help lists its options.
+            command = str(getattr(arguments, "command", None))
+            parsers = [self, *([self.subcommands[command]] if command in self.subcommands else [])]
             options = [
                 option for parser in parsers for action in parser._actions for option in action.option_strings
             ]
-            for extra in extras:
-                if extra.startswith("-") and extra != "-":
-                    closest = _closest(extra.partition("=")[0], options)
-                    if closest is not None:
-                        message += f"; did you mean {closest}?"
-                        break
-            # Named after the subcommand, whose --help lists its options.
-            parsers[-1].error(message)
+            typed = [extra.partition("=")[0] for extra in extras if extra.startswith("-") and extra != "-"]
+            closest = next(filter(None, (_closest(word, options) for word in typed)), None)
+            meant = "" if closest is None else f"; did you mean {closest}?"
+            parsers[-1].error(f"unrecognized arguments: {' '.join(extras)}{meant}")
         return arguments
-
-    def _parsers_for(self, command: str | None) -> list[argparse.ArgumentParser]:
-        """Where the mistake was made: this parser and, once one was chosen, its subcommand's parser."""
-        parsers: list[argparse.ArgumentParser] = [self]
-        if command is not None and command in self.subcommands:
-            parsers.append(self.subcommands[command])
-        return parsers
-
-
-# The longest usage error shown, in characters; an argument can be as long as the system allows.
-_MESSAGE_LIMIT = 400
 
 
 def _closest(word: str, candidates: Sequence[str]) -> str | None:
-    """The option, subcommand or choice ``word`` most likely meant: the core's closest match, which also
-    answers for misspelled kinds, or else the candidate it becomes when two neighbouring letters trade
-    places, the commonest slip in a short word (``lsit``) and one a similarity ratio rates low."""
+    """The core's closest match, else the candidate ``word`` becomes when two neighbouring letters trade
+    places (``lsit``), the commonest slip in a short word and one a similarity ratio rates low."""
     from failure_kinds._suggest import closest
 
     found = closest(word, candidates)
-    if found is not None:
-        return found
-    return next((candidate for candidate in candidates if _swapped(word, candidate)), None)
+    for candidate in candidates if found is None else ():
+        differ = [
+            index for index, pair in enumerate(zip(word, candidate, strict=False)) if pair[0] != pair[1]
+        ]
+        if len(word) == len(candidate) and len(differ) == 2 and differ[1] == differ[0] + 1:
+            first, second = differ
+            if word[first] == candidate[second] and word[second] == candidate[first]:
+                return candidate
+    return found
 
 
-def _swapped(word: str, candidate: str) -> bool:
-    if len(word) != len(candidate) or word == candidate:
-        return False
-    differ = [index for index, (left, right) in enumerate(zip(word, candidate, strict=True)) if left != right]
-    return (
-        len(differ) == 2
-        and differ[1] == differ[0] + 1
-        and word[differ[0]] == candidate[differ[1]]
-        and word[differ[1]] == candidate[differ[0]]
+def _config_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the project configuration: a pyproject.toml (read at [tool.failure-kinds]) or a TOML file "
+        "holding that table's keys at its top level (default: the nearest pyproject.toml at or above the "
+        "working directory)",
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="failure-kinds",
-        description="The shared vocabulary of why a rollout failed: list it, check names against it, "
-        "audit rollout failure logs, lint Python source for misspelled kinds, and export and compare "
-        "the vocabulary as data.",
+    # fmt: off
+    parser = _Parser(prog="failure-kinds",
+        description="The shared vocabulary of why a rollout failed: list it, check names against it, audit "
+        "rollout failure logs, lint Python source for misspelled kinds, and export and compare the "
+        "vocabulary as data.",
         epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint, generate --check, diff), 2 "
-        "usage error or unreadable input.",
-    )
+        "usage error or unreadable input.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     parser.subcommands = commands.choices
 
-    listing = commands.add_parser(
-        "list",
+    listing = commands.add_parser("list",
         help="print every kind, grouped by domain, and the stages, with their meaning",
         description="Print every registered failure kind, grouped by domain, with what it means, and the "
-        "stages an episode can fail at.",
-    )
-    listing.add_argument(
-        "--format",
-        choices=["text", "json", "markdown"],
-        default="text",
-        help="text for people (default), json for tools, markdown for documentation",
-    )
+        "stages an episode can fail at.")
+    listing.add_argument("--format", choices=["text", "json", "markdown"], default="text",
+        help="text for people (default), json for tools, markdown for documentation")
     listing.set_defaults(run="listing")
 
-    check = commands.add_parser(
-        "check",
+    check = commands.add_parser("check",
         help="say whether each name is registered, namespaced, undeclared, legacy, malformed or unregistered",
         description="Say for each NAME whether it is registered (naming the replacement of a deprecated "
         "kind), a well-formed namespaced extension (<server>:<kind>), undeclared (a kind its server's "
         "declaration in [tool.failure-kinds.namespaces] does not list), legacy (an older label, with the "
-        "kind that replaced it or the note that none did), malformed (contains : but is not "
-        "<server>:<kind> in lower case), or unregistered; undeclared, malformed and unregistered names "
-        "come with the name they most likely meant. Exit 0 when every name is registered or namespaced, "
-        "1 otherwise.",
-    )
-    check.add_argument(
-        "names",
-        nargs="+",
-        metavar="NAME",
-        help="a name to check; a single - reads names from stdin, one a line",
-    )
+        "kind that replaced it or the note that none did), malformed (contains : but is not <server>:<kind> "
+        "in lower case), or unregistered; undeclared, malformed and unregistered names come with the name "
+        "they most likely meant. Exit 0 when every name is registered or namespaced, 1 otherwise.")
+    check.add_argument("names", nargs="+", metavar="NAME",
+        help="a name to check; a single - reads names from stdin, one a line")
     check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
-    add_config_option(check)
+    _config_option(check)
     check.set_defaults(run="check")
 
-    audit = commands.add_parser(
-        "audit",
+    audit = commands.add_parser("audit",
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
         description="Count the failure kinds in JSON Lines and Parquet rollout logs (result files, "
         "*_failures.jsonl sidecars, verifier dumps): which kinds occurred, which values are not in the "
@@ -194,167 +149,94 @@ def build_parser() -> argparse.ArgumentParser:
         "value whose server the project declares (--config) but whose kind it does not is undeclared.",
         epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values or older "
         "labels that no alias maps remain, or when no record has the --field), 2 on a usage error or when "
-        "an input could not be read; the readable inputs are still reported.",
-    )
-    audit.add_argument(
-        "paths",
-        nargs="*",  # at least one, checked by the engine: --ray PATH must not leave none here
-        metavar="PATH",
-        help="a JSON Lines file (.gz is decompressed), a .parquet file, a directory (its *.jsonl, "
-        "*.ndjson, *.jsonl.gz, *.ndjson.gz and *.parquet files, recursively), or - for stdin",
-    )
-    audit.add_argument(
-        "--field",
-        default="failure_kind",
-        metavar="DOTTED.PATH",
-        help="where the kind is in each object, e.g. response.failure_kind (default: failure_kind)",
-    )
-    audit.add_argument(
-        "--alias",
-        action="append",
-        default=[],
-        metavar="OLD=NEW",
+        "an input could not be read; the readable inputs are still reported.")
+    # At least one PATH, checked by the engine: --ray PATH must not leave none here.
+    audit.add_argument("paths", nargs="*", metavar="PATH",
+        help="a JSON Lines file (.gz is decompressed), a .parquet file, a directory (its *.jsonl, *.ndjson, "
+        "*.jsonl.gz, *.ndjson.gz and *.parquet files, recursively), or - for stdin")
+    audit.add_argument("--field", default="failure_kind", metavar="DOTTED.PATH",
+        help="where the kind is in each object, e.g. response.failure_kind (default: failure_kind)")
+    audit.add_argument("--alias", action="append", default=[], metavar="OLD=NEW",
         help="count the label OLD as the registered kind NEW, over the replacement the vocabulary gives an "
-        "older label (repeatable)",
-    )
-    audit.add_argument(
-        "--aliases",
-        metavar="FILE",
-        help='a TOML file of aliases: old = "new" lines under an [aliases] table',
-    )
-    audit.add_argument(
-        "--strict",
-        action="store_true",
-        help="exit 1 when any unregistered or undeclared value or older label (even one with a "
-        "replacement) remains after aliasing, or when no record has the --field at all",
-    )
+        "older label (repeatable)")
+    audit.add_argument("--aliases", metavar="FILE",
+        help='a TOML file of aliases: old = "new" lines under an [aliases] table')
+    audit.add_argument("--strict", action="store_true",
+        help="exit 1 when any unregistered or undeclared value or older label (even one with a replacement) "
+        "remains after aliasing, or when no record has the --field at all")
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
-    audit.add_argument(
-        "--decoder",
-        choices=["auto", "stdlib", "msgspec"],
-        default="auto",
-        help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a "
-        "clone; see the README's Install), else the standard library (default: auto); both give "
-        "identical reports",
-    )
-    audit.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        help="audit with N processes: large files in byte ranges, files side by side (default: the "
-        "cores available; inputs under 32 MB in one process)",
-    )
-    audit.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        action=_RayAction,
-        metavar="ADDRESS",
-        help="audit as Ray tasks on the cluster at ADDRESS (auto, ray://HOST:PORT, HOST:PORT; default: "
-        "the one ray.init() finds, else a local one); paths may be URIs such as s3://bucket/logs/ "
-        "(needs the ray extra; see the README's Install)",
-    )
-    audit.add_argument(
-        "--max-line-bytes",
-        type=_byte_size,
-        default=64 << 20,
-        metavar="SIZE",
+    audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",
+        help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a clone; "
+        "see the README's Install), else the standard library (default: auto); both give identical reports")
+    audit.add_argument("--jobs", type=int, metavar="N",
+        help="audit with N processes: large files in byte ranges, files side by side (default: the cores "
+        "available; inputs under 32 MB in one process)")
+    audit.add_argument("--ray", nargs="?", const="", action=_RayAction, metavar="ADDRESS",
+        help="audit as Ray tasks on the cluster at ADDRESS (auto, ray://HOST:PORT, HOST:PORT; default: the "
+        "one ray.init() finds, else a local one); paths may be URIs such as s3://bucket/logs/ (needs the "
+        "ray extra; see the README's Install)")
+    audit.add_argument("--max-line-bytes", type=_byte_size, default=64 << 20, metavar="SIZE",
         help="a longer line is counted as unparseable and skipped without being held in memory (default: "
-        "64M; K, M and G suffixes are powers of 1024)",
-    )
-    add_config_option(audit)
+        "64M; K, M and G suffixes are powers of 1024)")
+    _config_option(audit)
     audit.set_defaults(run="audit")
 
-    lint = commands.add_parser(
-        "lint",
-        help="find misspelled failure kinds in Python source",
+    lint = commands.add_parser("lint", help="find misspelled failure kinds in Python source",
         description="Report string literals used as a failure kind in Python source that are neither "
         "registered nor well-formed namespaced kinds, or that a declared namespace does not list: keyword "
         "arguments and dict keys named after the field, subscript and attribute assignments to it, "
-        "comparisons with it (==, !=, in, not in) and match cases on it, the same for names and "
-        "attributes annotated as a kind in the file, and literals passed to validate_failure_kind, "
-        "metric_label, is_registered and is_namespaced, also through a conditional expression, an or "
-        "fallback, a get default, a walrus, a module constant or a return of a function annotated as a "
-        "kind; misspelled constants of failure_kinds (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be "
-        "linted (does not parse, too deep, too large, unknown encoding), FK001 unregistered kind or "
-        "misspelled constant, FK002 malformed namespaced kind, FK003 kind missing from its server's "
-        "declaration, FK004 older label (names its replacement), FK005 deprecated kind (names its "
-        "replacement). '# noqa' or '# noqa: FK001' on a line suppresses its findings.",
-        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to "
-        "fix), 2 on a usage error or an unreadable file.",
-    )
-    lint.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="a Python file, or a directory to search for .py and .pyi files; standard input is not read "
-        "(a file named - is ./-)",
-    )
-    lint.add_argument(
-        "--field",
-        action="append",
-        dest="fields",
-        metavar="NAME",
-        help="the field name that holds a kind (repeatable; replaces the default, failure_kind)",
-    )
-    lint.add_argument(
-        "--format",
-        choices=["text", "json", "github", "sarif"],
-        default="text",
-        help="text (default), json, github: GitHub Actions workflow commands, which show each finding "
-        "on the pull request, or sarif: a SARIF 2.1.0 log for GitHub code scanning",
-    )
+        "comparisons with it (==, !=, in, not in) and match cases on it, the same for names and attributes "
+        "annotated as a kind in the file, and literals passed to validate_failure_kind, metric_label, "
+        "is_registered and is_namespaced, also through a conditional expression, an or fallback, a get "
+        "default, a walrus, a module constant or a return of a function annotated as a kind; misspelled "
+        "constants of failure_kinds (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be linted (does not "
+        "parse, too deep, too large, unknown encoding), FK001 unregistered kind or misspelled constant, "
+        "FK002 malformed namespaced kind, FK003 kind missing from its server's declaration, FK004 older "
+        "label (names its replacement), FK005 deprecated kind (names its replacement). '# noqa' or '# noqa: "
+        "FK001' on a line suppresses its findings.",
+        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to fix), "
+        "2 on a usage error or an unreadable file.")
+    lint.add_argument("paths", nargs="+", metavar="PATH",
+        help="a Python file, or a directory to search for .py and .pyi files; standard input is not read (a "
+        "file named - is ./-)")
+    lint.add_argument("--field", action="append", dest="fields", metavar="NAME",
+        help="the field name that holds a kind (repeatable; replaces the default, failure_kind)")
+    lint.add_argument("--format", choices=["text", "json", "github", "sarif"], default="text",
+        help="text (default), json, github: GitHub Actions workflow commands, which show each finding on the "
+        "pull request, or sarif: a SARIF 2.1.0 log for GitHub code scanning")
     fixing = lint.add_mutually_exclusive_group()
-    fixing.add_argument(
-        "--fix",
-        action="store_true",
+    fixing.add_argument("--fix", action="store_true",
         help="rewrite the literals of older labels that have a single replacement (FK004), nothing else, "
-        "where code writes a kind (not where it compares with one), printing each change as "
-        "PATH:LINE:COL OLD -> NEW, then the findings left; every position printed is in the rewritten "
-        "file; the rest of the file stays byte for byte",
-    )
-    fixing.add_argument(
-        "--diff",
-        action="store_true",
-        help="print what --fix would change as a unified diff, writing nothing; the diff is the whole "
-        "output (no findings, whatever --format says)",
-    )
-    lint.add_argument(
-        "--unsafe-fixes",
-        action="store_true",
-        help="with --fix or --diff, rewrite older labels where code reads a kind too (comparisons, in "
-        "tests, case patterns), which stops it matching older data",
-    )
-    add_config_option(lint)
+        "where code writes a kind (not where it compares with one), printing each change as PATH:LINE:COL "
+        "OLD -> NEW, then the findings left; every position printed is in the rewritten file; the rest of "
+        "the file stays byte for byte")
+    fixing.add_argument("--diff", action="store_true",
+        help="print what --fix would change as a unified diff, writing nothing; the diff is the whole output "
+        "(no findings, whatever --format says)")
+    lint.add_argument("--unsafe-fixes", action="store_true",
+        help="with --fix or --diff, rewrite older labels where code reads a kind too (comparisons, in tests, "
+        "case patterns), which stops it matching older data")
+    _config_option(lint)
     lint.set_defaults(run="lint")
 
-    generate = commands.add_parser(
-        "generate",
+    generate = commands.add_parser("generate",
         help="write the typed module of the namespaced kinds this project declares",
         description="Write a typed Python module for the namespaced kinds declared in "
         "[tool.failure-kinds.namespaces]: a Literal alias per server, DeclaredFailureKind, "
         "ProjectFailureKind (the shared and the declared kinds), one Final constant per kind, and the "
         "failure_kinds.declare_namespace calls that turn on the run-time check when it is imported.",
         epilog="Exit 0 when written or up to date, 1 with --check when the module is missing or stale, 2 on "
-        "a usage error or a malformed declaration.",
-    )
-    add_config_option(generate)
-    generate.add_argument(
-        "--output",
-        metavar="PATH",
-        help="where to write the module, - for stdout (default: generate = ... in [tool.failure-kinds]); "
-        "a symbolic link is written through to its target and stays a link; the configuration file read "
-        "is refused",
-    )
-    generate.add_argument(
-        "--check",
-        action="store_true",
-        help="write nothing; exit 1 when the module is missing or differs from what would be written",
-    )
-    generate.set_defaults(run="generate")
+        "a usage error or a malformed declaration.")
+    _config_option(generate)
+    generate.add_argument("--output", metavar="PATH",
+        help="where to write the module, - for stdout (default: generate = ... in [tool.failure-kinds]); a "
+        "symbolic link is written through to its target and stays a link; the configuration file read is "
+        "refused")
+    generate.add_argument("--check", action="store_true",
+        help="write nothing; exit 1 when the module is missing or differs from what would be written")
+    generate.set_defaults(run="export.generate")
 
-    export = commands.add_parser(
-        "export",
+    export = commands.add_parser("export",
         help="write the vocabulary as JSON, a JSON Schema for a kind's value, TypeScript or Go",
         description="Write the vocabulary as data: with --format json the package version, every kind "
         "(value, constant name, domain, description, the version it first appeared in, its replacement when "
@@ -363,101 +245,72 @@ def build_parser() -> argparse.ArgumentParser:
         "runtime accepts silently: registered kinds, declared namespaced kinds and well-formed namespaced "
         "kinds of servers that declare nothing; with --format typescript or go a module of constants, types "
         "and checks of the registered and the declared kinds, for services in those languages.",
-        epilog="Exit 0, or 2 on a usage error or a malformed configuration.",
-    )
-    export.add_argument(
-        "--format",
-        choices=["json", "jsonschema", "typescript", "go"],
-        default="json",
-        help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source",
-    )
-    add_config_option(export)
-    export.set_defaults(run="export")
+        epilog="Exit 0, or 2 on a usage error or a malformed configuration.")
+    export.add_argument("--format", choices=["json", "jsonschema", "typescript", "go"], default="json",
+        help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source")
+    _config_option(export)
+    export.set_defaults(run="export.export")
 
-    diff = commands.add_parser(
-        "diff",
-        help="compare two JSON exports of the vocabulary",
+    diff = commands.add_parser("diff", help="compare two JSON exports of the vocabulary",
         description="Compare two exports written by failure-kinds export --format json: added, deprecated, "
         "removed and re-valued kinds, added and removed stages, and older-label changes, one line each, "
         "incompatible changes first.",
-        epilog="Exit 0 when NEW is compatible with OLD, 1 when NEW removes or re-values something, 2 when "
-        "an export cannot be read or is not one.",
-    )
+        epilog="Exit 0 when NEW is compatible with OLD, 1 when NEW removes or re-values something, 2 when an "
+        "export cannot be read or is not one.")
     diff.add_argument("old", metavar="OLD", help="the earlier export (a JSON file)")
     diff.add_argument("new", metavar="NEW", help="the later export (a JSON file)")
-    diff.set_defaults(run="diff")
-
+    diff.set_defaults(run="export.diff")
+    # fmt: on
     return parser
 
 
-# The subcommands that read stdin for the argument "-", and the argument holding it.
-_READS_STDIN = {"check": "names", "audit": "paths"}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    reset_output()
-    hold_standard_descriptors()
+    streams.lose_output(None)
+    streams.hold_standard_descriptors()
     parser = build_parser()
     try:
         code = _run(parser, argv)
-    except SystemExit as done:
-        # argparse: --help and --version (0) and usage errors (2).
+    except SystemExit as done:  # argparse: --help and --version (0) and usage errors (2)
         code = done.code if isinstance(done.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
-        error_line(f"{parser.prog}: interrupted")
+        streams.error_line(f"{parser.prog}: interrupted")
         return 130
-    except BrokenPipeError:
-        # Only output written around write_output gets here, cut short; the reader is gone either way.
-        lose_output(BROKEN_PIPE)
+    except BrokenPipeError:  # only output written around streams.write_output, cut short; the reader is gone
+        streams.lose_output(streams.BROKEN_PIPE)
         code = EXIT_CLEAN
-    # Whatever is still buffered goes out now, while a failure can still be reported.
-    if sys.stdout is not None and output_lost() is None:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            lose_output(BROKEN_PIPE)
-        except (OSError, ValueError) as error:
-            lose_output(f"cannot write to standard output: {reason(error)}")
-    lost = output_lost()
-    if lost is not None and lost != BROKEN_PIPE:
-        error_line(f"{parser.prog}: error: {lost}")
+    streams.write_output("")  # what is still buffered goes out while a failure can still be reported
+    lost = streams.output_lost()
+    if lost is not None and lost != streams.BROKEN_PIPE:
+        streams.error_line(f"{parser.prog}: error: {lost}")
         return EXIT_USAGE
     return code
-
-
-def _command(run: str | Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """A subcommand's implementation: its module in failure_kinds.commands, imported only now, so that
-    --help and a usage error load none of them."""
-    if callable(run):
-        return run
-    import importlib
-
-    module = importlib.import_module(f"failure_kinds.commands.{run}")
-    implementation: Callable[[argparse.Namespace], int] = module.run
-    return implementation
 
 
 def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    import importlib
+
     arguments = parser.parse_args(argv)
     if arguments.command is None:
         parser.print_usage(sys.stderr)
-        error_line(f"{parser.prog}: error: choose a command (see {parser.prog} --help)")
+        streams.error_line(f"{parser.prog}: error: choose a command (see {parser.prog} --help)")
         return EXIT_USAGE
     try:
-        reads_stdin = _READS_STDIN.get(arguments.command)
-        if reads_stdin is not None and "-" in getattr(arguments, reads_stdin, ()) and sys.stdin is None:
+        read = {"check": arguments.__dict__.get("names"), "audit": arguments.__dict__.get("paths")}
+        if "-" in (read.get(arguments.command) or ()) and sys.stdin is None:
             raise UsageError("- reads standard input, which is closed")
-        code: int = _command(arguments.run)(arguments)
-    except UsageError as error:
-        # Escaped and cut here too, whatever the subcommand put into the message.
+        # A subcommand's module is imported only now: --help and a usage error load none of them.
+        module, _, function = arguments.run.partition(".")
+        code: int = getattr(importlib.import_module(f"failure_kinds.commands.{module}"), function or "run")(
+            arguments
+        )
+    except failure_kinds.FailureKindsError as error:
         from failure_kinds._display import escaped
 
-        error_line(f"{parser.prog} {arguments.command}: error: {escaped(str(error), 4 * _MESSAGE_LIMIT)}")
+        streams.error_line(
+            f"{parser.prog} {arguments.command}: error: {escaped(str(error), 4 * _MESSAGE_LIMIT)}"
+        )
         return EXIT_USAGE
     return code
-
-
-# audit
 
 
 class _RayAction(argparse.Action):

@@ -1,12 +1,5 @@
-"""The vocabulary as data: a JSON export, a JSON Schema for one kind's value, and the comparison of two
-exports that says whether a newer vocabulary is compatible with an older one.
-
-An export holds the package version, every kind (value, constant name, domain, description, the version
-it first appeared in, and the kind that replaces it when it is deprecated), the older labels, the stages
-and, when a project configuration was read, the namespaces it declares. A newer vocabulary is compatible
-with an older one when it removes and re-values nothing: kinds and stages are never taken back, and an
-older label stays known.
-"""
+"""The vocabulary as data: the JSON export, a JSON Schema of one kind's value, and the comparison of two
+exports, which says whether the newer is compatible (it removes and re-values nothing)."""
 
 from __future__ import annotations
 
@@ -23,20 +16,16 @@ if TYPE_CHECKING:
 
 # The layout of an export; a later layout that a reader cannot read says so with another number.
 FORMAT = 1
-SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # An export of any vocabulary is a few hundred kilobytes at most; a larger file is not one.
 READ_LIMIT = 64 * 1024 * 1024
-# A value quoted in a reason an export is refused is cut to this many characters.
-_SHOWN_LIMIT = 80
 
 
 class ExportError(FailureKindsError):
-    """An export that cannot be read or is not one; the message says which and why, in one line."""
+    """An export that cannot be read or is not one."""
 
 
 def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
-    """The export of the installed vocabulary; ``namespaces`` (a project's declarations) are included
-    when given, an empty mapping included."""
+    """The export of the installed vocabulary, with ``namespaces`` when given (an empty one too)."""
     import failure_kinds
     from failure_kinds.history import OLDER_LABELS
 
@@ -72,8 +61,6 @@ def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[
 
 
 def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
-    """A JSON Schema (2020-12) for one failure kind's value: a registered kind, a declared kind of a
-    declared server, or a well-formed ``<server>:<kind>`` of a server that declares nothing."""
     import failure_kinds
     from failure_kinds._runtime import NAMESPACED_PATTERN
 
@@ -94,7 +81,7 @@ def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict
         }
     )
     return {
-        "$schema": SCHEMA_DIALECT,
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "failure kind",
         "description": f"A failure kind of failure-kinds {failure_kinds.__version__}: why a rollout failed.",
         "type": "string",
@@ -103,14 +90,12 @@ def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict
 
 
 def read_export(path: str) -> dict[str, object]:
-    """The export in the file ``path``, checked for the fields a comparison reads. Raises ExportError."""
     where = escaped(path, 200)
     try:
         with open(path, "rb") as file:
             data = file.read(READ_LIMIT + 1)
     except (OSError, ValueError) as error:
-        # In the words every command uses for a file it cannot read ("no such file"), the audit's.
-        from failure_kinds.audit.errors import describe_read_error
+        from failure_kinds.audit.errors import describe_read_error  # the words of every command
 
         raise ExportError(f"{where}: {describe_read_error(error)}") from None
     if len(data) > READ_LIMIT:
@@ -123,9 +108,7 @@ def read_export(path: str) -> dict[str, object]:
         raise ExportError(f"{where}: not JSON ({error.msg}); not an export") from None
     except RecursionError:
         raise ExportError(f"{where}: not JSON (nested too deeply); not an export") from None
-    except ValueError:
-        # The one other refusal of the decoder: an integer past the interpreter's limit on the digits it
-        # converts (sys.get_int_max_str_digits), which no export holds.
+    except ValueError:  # the decoder's one other refusal: an integer past sys.get_int_max_str_digits()
         import sys
 
         limit = sys.get_int_max_str_digits()
@@ -148,17 +131,15 @@ _REQUIRED: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
 # output line (a control character, a line break) nor flood it: anything else makes the file malformed.
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,99}")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]{0,99}")
-_SHAPES = {"name": _CONSTANT}
 _VERSION = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}")
 
 
 def _problem(export: object) -> str | None:
-    """What keeps ``export`` from being one, or None."""
     if not isinstance(export, dict):
         return "the top level is not an object"
     data = cast("dict[str, object]", export)
     if type(data.get("format")) is not int or data.get("format") != FORMAT:  # True == 1, but is no format
-        return f"format {shown(data.get('format'), _SHOWN_LIMIT)} is not {FORMAT}"
+        return f"format {shown(data.get('format'), 80)} is not {FORMAT}"
     for section, fields in _REQUIRED.items():
         items = data.get(section)
         if not isinstance(items, list):
@@ -173,12 +154,12 @@ def _problem(export: object) -> str | None:
                 given = entry.get(field)
                 if not isinstance(given, types):
                     return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
-                if isinstance(given, str) and _SHAPES.get(field, _NAME).fullmatch(given) is None:
-                    shape = _SHAPES.get(field, _NAME).pattern
-                    return f"{section}[{index}].{field} {shown(given, _SHOWN_LIMIT)} does not match {shape}"
+                shape = _CONSTANT if field == "name" else _NAME
+                if isinstance(given, str) and shape.fullmatch(given) is None:
+                    return f"{section}[{index}].{field} {shown(given, 80)} does not match {shape.pattern}"
             identity = str(entry[key])
             if identity in seen:
-                return f"{section}[{index}].{key} {shown(identity, _SHOWN_LIMIT)} is listed twice"
+                return f"{section}[{index}].{key} {shown(identity, 80)} is listed twice"
             seen.add(identity)
     kinds = _by(data, "kinds", "value")
     names = [str(kind["name"]) for kind in kinds.values()]
@@ -187,30 +168,29 @@ def _problem(export: object) -> str | None:
     for label, entry in _by(data, "older_labels", "label").items():
         replacement = entry["replacement"]
         if replacement is not None and replacement not in kinds:
-            replaced = shown(replacement, _SHOWN_LIMIT)
+            replaced = shown(replacement, 80)
             return f"older label {label} is replaced by {replaced}, not by one of its kinds"
     for value, kind in kinds.items():
         since = kind.get("since", "0.1.0")
         if not isinstance(since, str) or _VERSION.fullmatch(since) is None:
-            first = shown(since, _SHOWN_LIMIT)
+            first = shown(since, 80)
             return f"kind {value} has the first version {first}, not a version such as 0.3.0"
         replacement = kind["replaced_by"]
         if replacement is not None and (replacement == value or replacement not in kinds):
-            return (
-                f"kind {value} is replaced by {shown(replacement, _SHOWN_LIMIT)}, not by another of its kinds"
-            )
+            return f"kind {value} is replaced by {shown(replacement, 80)}, not by another of its kinds"
     return None
 
 
 def _type_names(types: type | tuple[type, ...]) -> str:
-    names = {str: "string", type(None): "null"}
-    members = types if isinstance(types, tuple) else (types,)
-    return " or ".join(names.get(member, member.__name__) for member in members)
+    return " or ".join(
+        {str: "string", type(None): "null"}[member]
+        for member in (types if isinstance(types, tuple) else (types,))
+    )
 
 
 def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:
-    """What changed from the export ``old`` to the export ``new``, one line each, and whether ``new``
-    is compatible with ``old`` (nothing removed or re-valued)."""
+    """What changed from ``old`` to ``new``, one line each (incompatible changes first), and whether
+    ``new`` is compatible."""
     lines: list[str] = []
     compatible = True
     old_kinds, new_kinds = _by(old, "kinds", "value"), _by(new, "kinds", "value")
@@ -261,16 +241,9 @@ def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[
             change = "added" if before is None else "removed" if replacement is None else "changed"
             lines.append(f"{change} replacement of older label {label}: {before} -> {replacement}")
             compatible = compatible and before is None
-    return _ordered(lines), compatible
+    first = ("re-valued ", "removed ", "renamed ", "changed ")
+    return sorted(lines, key=lambda line: (not line.startswith(first), line)), compatible
 
 
 def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[str, object]]:
-    """The entries of a checked export's ``section`` by their ``key``."""
-    items = cast("list[dict[str, object]]", export.get(section))
-    return {str(item[key]): item for item in items}
-
-
-def _ordered(lines: list[str]) -> list[str]:
-    """Incompatible changes first, then the rest, each group in a stable order."""
-    first = ("re-valued ", "removed ", "renamed ", "changed ")
-    return sorted(lines, key=lambda line: (not line.startswith(first), line))
+    return {str(item[key]): item for item in cast("list[dict[str, object]]", export.get(section))}

@@ -1,8 +1,5 @@
-"""The subcommands of ``failure-kinds``, one module each; :mod:`failure_kinds.cli` parses and dispatches.
-
-This module holds what they share: the exit codes, the one-line usage error, and the ``--config`` option
-with its loading. A subcommand's module is imported only when that subcommand runs.
-"""
+"""The subcommands of ``failure-kinds``, imported only when one runs (:mod:`failure_kinds.cli` parses and
+dispatches), and what they share: the exit codes, the usage error and the project configuration."""
 
 from __future__ import annotations
 
@@ -20,23 +17,11 @@ EXIT_USAGE = 2
 
 
 class UsageError(FailureKindsError):
-    """A mistake in how the command was called or in what it was given; reported in one line, exit 2."""
-
-
-def add_config_option(command: argparse.ArgumentParser) -> None:
-    """``--config FILE``, the same for every subcommand that reads the project's declarations."""
-    command.add_argument(
-        "--config",
-        metavar="FILE",
-        help="the project configuration: a pyproject.toml (read at [tool.failure-kinds]) or a TOML file "
-        "holding that table's keys at its top level (default: the nearest pyproject.toml at or above the "
-        "working directory)",
-    )
+    """A mistake in how the command was called or in what it was given."""
 
 
 def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
-    """The configuration named by ``--config`` or found above the working directory; a malformed one is
-    a usage error. What the configuration only warns about (a misspelled table) goes to stderr."""
+    """The configuration named by ``--config`` or found above; what it warns about goes to stderr."""
     from failure_kinds._streams import error_line
     from failure_kinds.config import ConfigError, load_config
 
@@ -44,8 +29,11 @@ def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
         config = load_config(arguments.config)
     except ConfigError as error:
         # A broken pyproject.toml found above the working directory may belong to another tool's project.
-        found = error.whole_file and not arguments.config
-        hint = " (name the project's configuration with --config FILE)" if found else ""
+        hint = (
+            " (name the project's configuration with --config FILE)"
+            if error.whole_file and not arguments.config
+            else ""
+        )
         raise UsageError(f"{error}{hint}") from None
     for warning in config.warnings:
         error_line(f"failure-kinds {arguments.command}: warning: {warning}")
