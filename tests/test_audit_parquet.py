@@ -317,7 +317,7 @@ def test_a_field_that_is_not_utf8_finds_no_column_and_blames_no_file(prefix: str
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kinds.parquet"
         pq.write_table(pa.table({"failure_kind": ["cancelled", None]}), path)
-        report = parquet_module.audit_parquet(str(path), settings_for(field)).report()
+        report = audit([str(path)], field, jobs=1)
     assert (report.records, report.with_kind, report.without_kind) == (2, 0, 2)
     assert report.failed_files == []
 

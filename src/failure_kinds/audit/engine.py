@@ -1,31 +1,12 @@
-"""The audit's one entry point: ``audit(inputs, ...)``, for the command and the library alike.
+"""The audit's one entry point, ``audit(inputs, ...)``: it checks the arguments and builds the settings
+once, then runs the tasks (see ``tasks``) in this process, in worker processes (``jobs``: a process
+pool whose workers send their partials back pickled) or on a Ray cluster (``ray_engine``); every engine
+runs the same per-task function and gives the same report. Standard input, FIFOs and other inputs that
+are not regular files are read only by this process: with one of them, or one job, everything is.
 
-It checks the arguments and builds the settings once, then hands them to the engine that reads: this
-process alone, worker processes (``jobs``, below) or a Ray cluster (``ray``, see ``ray_engine``).
-Every engine runs the same per-batch function (``tasks.run_batch``) and gives the same report.
-
-Every core on one machine, ``failure-kinds audit --jobs N``: the tasks (see ``tasks``) run in batches in
-worker processes, which send their partial reports back pickled to be merged in input order. Each worker
-holds one batch of lines and one partial at a time: its memory does not grow with the input. Workers are
-no more than the batches and than the descriptors this process may still open (``worker_limit``); when
-not even one fits, this process does the work, and when the pool cannot start (no descriptor or process
-left) the audit stops with one line (exit 2); with no thread left for the pool, this process does it.
-
-Standard input, FIFOs and other inputs that are not regular files can be read only once and only by this
-process: with one of them among the inputs, or with one job, everything is audited here in one pass.
-
-A ``--field`` that no record has: found after an audit that counted no kind, and named with the field the
-records most likely meant (``--field result.failure_knd`` when they have ``result.failure_kind``). An
-input in which no record is a JSON object (a README, random bytes, an empty directory) has no record that
-could hold the field either, and is named the same way.
-
-The counts cannot tell a field that is absent from one that holds null, so the check looks again, with
-bounded work, at the start of each of the first PROBE_FILES inputs: PROBE_RECORDS records in all, shared
-out among them (so a directory of shards is looked at shard by shard), at most ``sources.HEAD_BYTES``
-bytes of each (a stream's first bytes were kept as it was read, since it cannot be read again), keeping
-at most PATHS_LIMIT distinct field paths, PATH_DEPTH deep. A Parquet file's schema says which fields all
-its rows have, read from its footer. A field that holds null in a record looked at is there, and nothing
-is said; a field that only records past those looked at have is not seen.
+Then the note on a ``--field`` no record has (``check_field``, ``check_objects``): the counts cannot tell
+an absent field from a null one, so the start of the first inputs is looked at again, with bounded work
+(see docs/audit.md, "Categories and exit codes").
 """
 
 from __future__ import annotations
@@ -33,17 +14,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 from typing import cast
 
 from failure_kinds._display import plain
 
 from .errors import AuditError, cannot_start
-from .partial import PartialReport
-from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, AuditSettings, Pins, settings_for
-from .sources import HEAD_BYTES, Source, expand_inputs, is_parquet, is_uri, open_source
+from .render import ByteProgress, Progress
+from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
+from .sources import HEAD_BYTES, LOCAL, decompressed, expand_inputs, is_parquet, is_uri
 from .tasks import (
     STREAM,
     OrderedMerge,
@@ -52,8 +34,8 @@ from .tasks import (
     chunk_bytes_for,
     failed_batch,
     plan,
-    read_sources,
     run_batch,
+    run_here,
 )
 
 TYPE_CHECKING = False
@@ -62,8 +44,9 @@ if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
     from typing import IO, Final
 
-    from .render import ByteProgress, Report
-    from .settings import AuditSettings
+    from .partial import PartialReport
+    from .render import Report
+    from .settings import AuditSettings, Pins
     from .sources import Source
     from .tasks import Batch, Runner
 
@@ -137,6 +120,7 @@ def audit(
     )
     notes: list[str] = []
     sources: list[Source] | None = None
+    heads: dict[str, bytearray] = {}
     if ray is not None:
         from .ray_engine import audit_ray
 
@@ -159,6 +143,7 @@ def audit(
             progress=progress,
             chunk_bytes=chunk_bytes,
             min_bytes=PARALLEL_MIN_BYTES if chunk_bytes is None else 0,
+            heads=heads,
         )
     report = merged.report()
     report.notes = notes
@@ -166,7 +151,7 @@ def audit(
         if report.without_kind:
             # Ray's inputs may be URIs, and its directories are walked again here: only local files are
             # read.
-            check_field(report, expand_inputs(inputs, []) if sources is None else sources, settings)
+            check_field(report, expand_inputs(inputs, []) if sources is None else sources, settings, heads)
         else:
             check_objects(report, settings)
     return report
@@ -189,14 +174,16 @@ def audit_jobs(
     progress: IO[str] | None = None,
     chunk_bytes: int | None = None,
     min_bytes: int = 0,
+    heads: dict[str, bytearray] | None = None,
 ) -> PartialReport:
     """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
     ``min_bytes`` in all, a stream among them, or one job: in this process, in one pass."""
     tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
     total = sum(task.size for task in tasks)
-    serial = len(tasks) <= 1 or total < min_bytes
-    if serial or any(task.kind == STREAM for task in tasks):
-        return read_sources(sources, settings, fast=fast, progress=progress)
+    if len(tasks) <= 1 or total < min_bytes or any(task.kind == STREAM for task in tasks):
+        batch = plan(sources, 1, 0)
+        meter = ByteProgress(None, 0)
+        return run_here([batch], settings, None, meter, fast, Progress(progress), heads)
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
     return audit_tasks(tasks, settings, runner_for(jobs, fast), progress, batch_bytes)
@@ -212,7 +199,6 @@ def runner_for(jobs: int, fast: bool) -> Runner:
 def start_method() -> str:
     """fork on Linux from a process with no other thread, else forkserver (pyarrow, once imported, runs
     a thread pool that could hold a lock as a fork copies it); spawn off Linux."""
-    import threading
 
     if sys.platform != "linux":
         return "spawn"
@@ -226,12 +212,13 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
     ) -> PartialReport:
         workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
-        if workers == 0:
+        if workers == 0 or not _threads_start(context):
             return run_here(batches, settings, pins, meter, fast)
         merge = OrderedMerge()
         try:
-            everything = range(len(batches))
-            lost = _run_pool(batches, everything, workers, context, settings, pins, fast, merge, meter)
+            lost = _run_pool(
+                batches, range(len(batches)), workers, context, settings, pins, fast, merge, meter
+            )
             # A worker that died broke the pool and every batch it still held: each of those runs again
             # alone, so only the batch that kills its worker fails.
             for index in lost:
@@ -239,18 +226,36 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
                     merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
         except OSError as error:  # no descriptor or process left to start a worker
             raise AuditError(cannot_start(jobs, error)) from None
-        except _NoThread:  # no thread for the pool (RLIMIT_NPROC counts threads too): read the rest here
-            for index, batch in enumerate(batches):
-                if index >= merge.next_index and index not in merge.waiting:  # not merged yet
-                    merge.add(index, run_batch(batch, settings, pins, fast))
-                    meter.advance(batch_size(batch))
+        except RuntimeError:  # the pool's thread could not start (RLIMIT_NPROC counts threads too)
+            return run_here(batches, settings, pins, meter, fast)
         return merge.result(settings)
 
     return run
 
 
-class _NoThread(Exception):
-    """The pool's manager thread, or its call queue's feeder thread, could not start."""
+def _threads_start(context: BaseContext) -> bool:
+    """Whether the two threads a pool needs (its manager, and the feeder of its call queue, which the
+    manager starts) can start; a pool whose manager dies of it would never finish."""
+    queue = context.Queue()
+    failed: list[BaseException] = []
+
+    def manager() -> None:
+        try:
+            queue.put(None)
+            queue.get()
+        except RuntimeError as error:  # can't start new thread
+            failed.append(error)
+
+    try:
+        thread = threading.Thread(target=manager)
+        thread.start()
+        thread.join()
+    except RuntimeError:
+        failed.append(RuntimeError())
+    finally:
+        queue.close()
+        queue.join_thread()
+    return not failed
 
 
 def _run_pool(
@@ -267,51 +272,33 @@ def _run_pool(
     """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
     worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""
     import multiprocessing
-    import signal
-    import threading
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     lost: list[int] = []
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
-    hook = threading.excepthook
-    # A manager thread whose feeder thread could not start dies: the fallback says so, not a traceback.
-    threading.excepthook = lambda caught: (
-        None if caught.thread is getattr(pool, "_executor_manager_thread", False) else hook(caught)
-    )
     futures: dict[Future[PartialReport], int] = {}
-    mask = getattr(signal, "pthread_sigmask", None)
     try:
         # SIGINT held back while workers start (a submit may start one), so that each ignores it
         # (_ignore_interrupts) before it could get it; a Ctrl-C meanwhile comes here once they have.
-        held = mask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
+        masks = hasattr(signal, "pthread_sigmask")  # not on Windows
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masks else set[signal.Signals]()
         try:
             for index in indexes:
                 futures[pool.submit(_work, batches[index], settings, pins, fast)] = index
-        except RuntimeError:  # can't start new thread (the manager thread)
-            raise _NoThread from None
         finally:
-            if mask and held is not None:
-                mask(signal.SIG_SETMASK, held)
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            manager = getattr(pool, "_executor_manager_thread", None)
-            if not finished and (manager is None or not manager.is_alive()):
-                finished, pending = wait(pending, timeout=0)  # all it was to settle is settled
-                if pending:
-                    raise _NoThread
-            for future in sorted(finished, key=futures.__getitem__):
-                try:
-                    partial = future.result()
-                except BrokenProcessPool:
-                    lost.append(futures[future])
-                    continue
-                merge.add(futures[future], partial)
-                meter.advance(batch_size(batches[futures[future]]))
+            if masks:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for future in as_completed(futures):
+            try:
+                merge.add(futures[future], future.result())
+            except BrokenProcessPool:
+                lost.append(futures[future])
+                continue
+            meter.advance(batch_size(batches[futures[future]]))
         pool.shutdown(wait=True)
-    except BaseException:  # the pool's thread cancels the futures: one cancelled here, it could fail
+    except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         stopping = [child for child in multiprocessing.active_children() if child not in before]
         for child in stopping:
@@ -319,14 +306,11 @@ def _run_pool(
         for child in stopping:
             child.join(5)
         raise
-    finally:
-        threading.excepthook = hook
     return sorted(lost)
 
 
 def _ignore_interrupts() -> None:
     """A worker's first act: ignore SIGINT (the main process stops the workers), then unblock it."""
-    import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
@@ -339,17 +323,6 @@ def _work(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) 
         return run_batch(batch, settings, pins, fast)
     except MemoryError:
         return failed_batch(batch, settings, "out of memory while reading")
-
-
-def run_here(
-    batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress, fast: bool
-) -> PartialReport:
-    """The batches read one after the other in this process: what is left when no worker can start."""
-    merge = OrderedMerge()
-    for index, batch in enumerate(batches):
-        merge.add(index, run_batch(batch, settings, pins, fast))
-        meter.advance(batch_size(batch))
-    return merge.result(settings)
 
 
 # Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of
@@ -410,13 +383,18 @@ class Probe:
     cannot name it, since a dot separates levels, so the note names it instead."""
 
 
-def check_field(report: Report, sources: Sequence[Source], settings: AuditSettings) -> None:
+def check_field(
+    report: Report,
+    sources: Sequence[Source],
+    settings: AuditSettings,
+    heads: Mapping[str, bytearray] | None = None,
+) -> None:
     """When no record of a non-empty input has a kind or an invalid value at the field and none of the
     records looked at has the field at all: mark the report and add a note naming the closest field."""
     if not report.without_kind or report.with_kind or report.invalid:
         return
     segments = settings.field.split(".")
-    probe = probe_sources(sources, segments)
+    probe = probe_sources(sources, segments, heads or {})
     if probe.present or not probe.objects:
         return  # the field is there (null), or no record that could hold it was looked at
     from failure_kinds._display import escaped, plain
@@ -481,7 +459,7 @@ def closest_path(field: str, paths: Sequence[str]) -> str | None:
     return None if name is None else by_name[name]
 
 
-def probe_sources(sources: Sequence[Source], segments: list[str]) -> Probe:
+def probe_sources(sources: Sequence[Source], segments: list[str], heads: Mapping[str, bytearray]) -> Probe:
     probe = Probe(paths={})
     each = max(1, PROBE_RECORDS // max(1, min(len(sources), PROBE_FILES)))
     for number, source in enumerate(sources):
@@ -492,37 +470,32 @@ def probe_sources(sources: Sequence[Source], segments: list[str]) -> Probe:
         if source.path is not None and is_parquet(source.path):
             _probe_parquet(probe, source.path, segments)
             continue
-        head = _head(source)
+        head = _head(source, heads)
         if head:
             _probe_lines(probe, head, segments, min(PROBE_RECORDS, probe.records + each))
     return probe
 
 
-def _head(source: Source) -> bytes:
-    """The first bytes of a JSON Lines source: read again from a regular file, else the kept ones."""
-    if source.path is not None:
-        try:
-            regular = stat.S_ISREG(os.stat(source.path).st_mode)
-        except (OSError, ValueError):
-            return b""
-        if regular:
-            try:
-                data = open_source(Source(source.display, source.path))
-            except OSError:
-                return b""
-            try:
-                chunks: list[bytes] = []
-                size = 0
-                while size < HEAD_BYTES:
-                    chunk = data.read(HEAD_BYTES - size)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    size += len(chunk)
-            finally:
-                data.close()
-            return _whole_lines(b"".join(chunks), size >= HEAD_BYTES)
-    return _whole_lines(bytes(source.head), len(source.head) >= HEAD_BYTES)
+def _head(source: Source, heads: Mapping[str, bytearray]) -> bytes:
+    """The first bytes of a JSON Lines source: those a stream's read kept, else read again."""
+    if source.stream or source.path is None:
+        head = bytes(heads.get(source.display, b""))
+        return _whole_lines(head, len(head) >= HEAD_BYTES)
+    if source.identity is None:
+        return b""  # it could not be looked at: its read says why
+    try:
+        data = decompressed(LOCAL.open(source.path), source.display)
+    except (OSError, ValueError):
+        return b""
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while size < HEAD_BYTES and (chunk := data.read(HEAD_BYTES - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        data.close()
+    return _whole_lines(b"".join(chunks), size >= HEAD_BYTES)
 
 
 def _whole_lines(data: bytes, cut: bool) -> bytes:

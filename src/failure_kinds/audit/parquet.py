@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final
 
-    from .settings import AuditSettings, Pins
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
@@ -37,7 +36,6 @@ TASK_ROWS: Final = 8_000_000
 NEEDS_PYARROW: Final = (
     "needs pyarrow: install the parquet extra (pip install '.[parquet]' in a clone of failure-kinds)"
 )
-ROW: Final = "row"
 
 
 def arrow() -> tuple[Any, Any, Any]:
@@ -48,12 +46,6 @@ def arrow() -> tuple[Any, Any, Any]:
         importlib.import_module("pyarrow.compute"),
         importlib.import_module("pyarrow.parquet"),
     )
-
-
-def available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("pyarrow") is not None
 
 
 def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | None, int]]:
@@ -81,38 +73,11 @@ def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | N
     return runs
 
 
-def audit_parquet(
-    path: str,
-    settings: AuditSettings,
-    start: int = 0,
-    stop: int | None = None,
-    *,
-    pins: Pins | None = None,
-    fast: bool = True,
-    display: str | None = None,
-    filesystem: Any = None,
-) -> PartialReport:
-    """The partial report of row groups ``start`` to ``stop`` (None: the last) of the Parquet file
-    ``path``; a run that starts after the first row group continues the file's earlier rows."""
-    partial = PartialReport(settings, pins, fast)
-    add_parquet(partial, path, start, stop, display=display, continuation=start > 0, filesystem=filesystem)
-    return partial
-
-
 def add_parquet(
-    partial: PartialReport,
-    path: str,
-    start: int = 0,
-    stop: int | None = None,
-    *,
-    display: str | None = None,
-    continuation: bool = False,
-    filesystem: Any = None,
+    partial: PartialReport, path: str, start: int = 0, stop: int | None = None, filesystem: Any = None
 ) -> None:
-    """Count row groups ``start`` to ``stop`` of ``path`` into ``partial``, as a file of its own (or,
-    with ``continuation``, as the rest of the file its last part began). Without pyarrow the file is one
-    that cannot be read."""
-    partial.start_file(display or path, continuation=continuation, unit=ROW)
+    """Count row groups ``start`` to ``stop`` (None: the last) of ``path`` into the current file of
+    ``partial``. Without pyarrow the file is one that cannot be read."""
     try:
         pa, compute, parquet = arrow()
     except ImportError:
@@ -131,7 +96,7 @@ def add_parquet(
             for group in groups:
                 rows = int(file.metadata.row_group(group).num_rows)
                 for offset in range(0, rows, BATCH_ROWS):
-                    _add(partial, {None: min(BATCH_ROWS, rows - offset)}, {None: 0})
+                    partial.add_values([None] * min(BATCH_ROWS, rows - offset))
             return
         top: Any = file.schema_arrow.field(segments[0]).type
         # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
@@ -151,7 +116,7 @@ def add_parquet(
             for segment in segments[1:]:
                 values = compute.struct_field(values, segment)
             counts, firsts = _tally(pa, compute, values)
-            _add(partial, counts, firsts)
+            partial.add_values(rows_in_order(counts, firsts.__getitem__, sum(counts.values())))
     except _AmbiguousColumn as error:
         from failure_kinds._display import escaped
 
@@ -335,16 +300,6 @@ def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], dict[object, i
     for position, value in enumerate(decoded):
         firsts.setdefault(value, position)
     return dict(Counter(decoded)), firsts
-
-
-def _add(partial: PartialReport, counts: dict[object, int], firsts: dict[object, int]) -> None:
-    """Count one batch: through the partial's counted entry point when it has one, else row by row."""
-    add_counts: Any = getattr(partial, "add_counts", None)
-    rows = sum(counts.values())
-    if add_counts is not None:
-        add_counts(counts, firsts.__getitem__, rows)
-        return
-    partial.add_values(rows_in_order(counts, firsts.__getitem__, rows))
 
 
 def rows_in_order(counts: dict[object, int], first_index: Callable[[object], int], rows: int) -> list[object]:

@@ -138,39 +138,26 @@ class PartialReport:
         """Decode and count the next lines of the current file: one line each, with or without its line
         end. A line longer than the line cap counts as unparseable, unless it is white space only: a
         blank line whatever its length, as the readers count it."""
+        cap = self.settings.line_bytes
+        start = 0
+        for index, line in enumerate(lines):
+            if len(line) - line.endswith(b"\n") > cap and not line.isspace():
+                self.add_read_lines(lines[start:index])
+                self.add_overlong()
+                start = index + 1
+        self.add_read_lines(lines[start:] if start else lines)
+
+    def add_read_lines(self, lines: list[bytes], ascii: bool = False) -> None:
+        """``add_lines`` for lines none of which is over the line cap (``ascii``: all their bytes are)."""
         if not lines:
             return
-        cap = self.settings.line_bytes
-        if max(map(len, lines)) > cap:
-            overlong = [
-                index
-                for index, line in enumerate(lines)
-                if len(line) - line.endswith(b"\n") > cap and not line.isspace()
-            ]
-            if overlong:
-                start = 0
-                for index in overlong:
-                    self.add_lines(lines[start:index])
-                    self.add_overlong()
-                    start = index + 1
-                self.add_lines(lines[start:])
-                return
-        if getattr(lines, "overlong", False):
-            self.add_overlong()
-            return
-        self.add_read_lines(lines, b"" in lines)
-
-    def add_read_lines(self, lines: list[bytes], empty: bool = False) -> None:
-        """``add_lines`` for lines as ``sources.read_batches`` yields them: none over the line cap, each
-        ending with its newline but maybe the last, none empty unless ``empty``."""
         part = self.files[-1]
         if part.lines == 0 and not part.continuation and lines[0].startswith(BOM):
-            lines = [lines[0][len(BOM) :], *lines[1:]]  # no longer known to be ASCII: checked per line
+            lines, ascii = [lines[0][len(BOM) :], *lines[1:]], False
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = make_decoder(self.settings.field.split("."), self.fast)
-        ascii: bool = getattr(lines, "ascii", False)
-        if empty or b"\n" in lines:
+        if b"" in lines or b"\n" in lines:
             # Empty lines are left out before decoding, which would take the careful path for them;
             # the lines list still gives every value its physical line.
             present = [line for line in lines if line and line != b"\n"]

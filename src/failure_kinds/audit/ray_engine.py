@@ -1,9 +1,8 @@
 """A Ray cluster: ``failure-kinds audit --ray [ADDRESS] PATH...`` (the ``ray`` extra).
 
-The same tasks as ``--jobs`` (byte ranges of plain files cut at line starts, whole gzip files, runs of
-Parquet row groups, small files in batches) run as Ray tasks through Ray Data: a dataset of batch
-descriptions, mapped one per Ray batch to the batch's partial report (packed), streamed back to this
-process and merged in input order. The report, and every error in it, is identical to the local one.
+The same tasks as ``--jobs``, planned by the same functions, run through the same ``tasks.run_batch`` as
+Ray tasks: a Ray Data dataset of pickled batches, mapped one per Ray batch to its pickled partial report,
+streamed back to this process and merged in input order. The report is identical to the local one.
 
 Paths are read where the tasks run. A local path must therefore be readable on every node (shared storage,
 or a one-node cluster); a URI (``s3://bucket/logs/``, ``gs://...``, ``file:///...``) is read through the
@@ -14,52 +13,43 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import logging
+import pickle
 
 from failure_kinds._display import plain
 
-from .errors import AuditError, describe_read_error
+from .errors import AuditError
 from .partial import PartialReport
 from .settings import AuditSettings, Pins
 from .sources import (
-    GZIP_MAGIC,
     STDIN,
     WALKED,
     Identity,
+    LocalFiles,
     Skipped,
-    changed_error,
-    decompressed,
     expand_inputs,
-    is_gzip,
     is_uri,
     is_walked,
     note_repeated,
 )
 from .tasks import (
-    GZIP,
-    LINES,
     MIN_CHUNK_BYTES,
-    PARQUET,
     STREAM,
     OrderedMerge,
     Task,
     audit_tasks,
-    batch_json,
     batch_size,
-    count_input,
-    line_starts,
-    packed,
+    failed_batch,
+    local,
     plan,
-    ranges,
+    plan_file,
     run_batch,
-    unpacked,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import IO, Any, Final
+    from typing import IO, Any, BinaryIO, Final
 
     from .render import ByteProgress
     from .tasks import Batch
@@ -225,117 +215,59 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
             files = [(uri, path)]
     except Exception:
         files = [(uri, path)]  # the task reports why it cannot be read
+    remote = RemoteFiles(filesystem)
     tasks: list[Task] = []
     for shown, name in files:
-        tasks.extend(_plan_remote_file(filesystem, shown, name, chunk_bytes))
+        try:
+            identity: Identity | None = remote.identity(name)
+        except Exception:
+            identity = None  # the task reports why it cannot be read
+        planned = plan_file(remote, name, shown, identity, chunk_bytes)
+        tasks.extend(dataclasses.replace(task, path=shown) for task in planned)
     return tasks
 
 
-def _plan_remote_file(filesystem: Any, shown: str, name: str, chunk_bytes: int) -> list[Task]:
-    if name.lower().endswith(".parquet"):
-        from .parquet import row_group_runs
+class RemoteFiles(LocalFiles):
+    """A filesystem pyarrow opens for a URI: files have a size and a modification time, no inode."""
 
-        return [
-            Task(0, PARQUET, shown, shown, first, stop, size)
-            for first, stop, size in row_group_runs(name, filesystem=filesystem)
-        ]
-    try:
-        identity = _remote_identity(filesystem, name)
-        size = identity.size
-        with filesystem.open_input_file(name) as file:
-            if is_gzip(name, bytes(file.read(len(GZIP_MAGIC)))):
-                return [Task(0, GZIP, shown, shown, 0, None, size, None, identity)]
-            starts = line_starts(file, size, chunk_bytes)
-    except Exception:
-        return [Task(0, LINES, shown, shown, 0, None, 0)]
-    return [
-        Task(0, LINES, shown, shown, start, stop, length, None, identity)
-        for start, stop, length in ranges(starts, size)
-    ]
+    def __init__(self, filesystem: Any) -> None:
+        self.filesystem: Any = filesystem
+
+    def open(self, path: str) -> BinaryIO:
+        raw: BinaryIO = self.filesystem.open_input_file(path)
+        return raw
+
+    def identity(self, path: str) -> Identity:
+        info: Any = self.filesystem.get_file_info(path)
+        if info.type == importlib.import_module("pyarrow.fs").FileType.NotFound:
+            raise FileNotFoundError(path)
+        return Identity(None, None, int(info.size or 0), int(info.mtime_ns or 0))
+
+    def opened(self, raw: BinaryIO, path: str) -> Identity:
+        return self.identity(path)
 
 
-def _remote_identity(filesystem: Any, name: str) -> Identity:
-    """What a remote filesystem says of a file: its size and modification time (no device or inode)."""
-    info: Any = filesystem.get_file_info(name)
-    return Identity(None, 0, int(info.size or 0), int(info.mtime_ns or 0))
-
-
-def _remote_change(task: Task, filesystem: Any, path: str) -> str | None:
-    """How the remote file differs from the one planned on (see tasks.Identity), or None."""
-    if task.identity is None:
-        return None
-    try:
-        found = _remote_identity(filesystem, path)
-    except Exception:
-        return "removed"
-    return task.identity.compare(None, None, found.size, found.modified)
-
-
-def run_remote_task(task: Task, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
-    """The partial of a task whose path is a URI, read through pyarrow's filesystem for it."""
-    filesystem, path = _filesystem(task.path)
-    if task.kind == PARQUET:
-        from .parquet import audit_parquet
-
-        return audit_parquet(
-            path,
-            settings,
-            task.start,
-            task.stop,
-            pins=pins,
-            fast=fast,
-            display=task.display,
-            filesystem=filesystem,
-        )
-    partial = PartialReport(settings, pins, fast)
-    partial.start_file(task.display, continuation=task.start > 0)
-    change = _remote_change(task, filesystem, path)
-    if change is not None:
-        partial.add_error(changed_error(change))
-        return partial
-    try:
-        raw: Any = filesystem.open_input_file(path)
-    except OSError as error:
-        partial.add_error(describe_read_error(error))
-        return partial
-    try:
-        # A range after the start is plain; a whole file is gzip by the one test every reader uses.
-        data = decompressed(raw, task.display, task.start)
-    except Exception as error:  # the seek or the first read: pyarrow raises OSError and others alike
-        raw.close()
-        partial.add_error(describe_read_error(error))
-        return partial
-    count_input(partial, data, None if task.stop is None else task.stop - task.start)
-    change = _remote_change(task, filesystem, path)
-    if change is not None:
-        partial.add_error(changed_error(change))
-    return partial
+def remote_or_local(path: str) -> tuple[LocalFiles, str]:
+    """How a Ray task reads ``path``: a URI through pyarrow's filesystem for it, else locally."""
+    if not is_uri(path):
+        return local(path)
+    filesystem, name = _filesystem(path)
+    return RemoteFiles(filesystem), name
 
 
 def _map_batches(
-    rows: dict[str, Any], settings_json: str, pins_json: str | None, fast: bool
-) -> dict[str, list[object]]:
-    """The map over batch descriptions: each Ray batch holds one of ours; its row becomes the partial's
-    JSON."""
-    indexes: list[object] = []
-    partials: list[object] = []
-    settings = AuditSettings.from_json(json.loads(settings_json))
-    pins = None if pins_json is None else Pins.from_json(json.loads(pins_json))
-
-    def remote(task: Task) -> PartialReport | None:
-        return run_remote_task(task, settings, pins, fast) if is_uri(task.path) else None
-
-    for index, batch_text in zip(rows["index"], rows["batch"], strict=True):
-        batch = [Task.from_json(task) for task in json.loads(str(batch_text))]
+    rows: dict[str, Any], settings: AuditSettings, pins: Pins | None, fast: bool
+) -> dict[str, Any]:
+    """The map over batches: each Ray batch holds one of ours (pickled), its row becomes its partial."""
+    partials: list[bytes] = []
+    for data in rows["batch"]:
+        batch: Batch = pickle.loads(bytes(data))  # made by this audit's driver
         try:
-            partial = run_batch(batch, settings, pins, fast, remote)
+            partial = run_batch(batch, settings, pins, fast, remote_or_local)
         except MemoryError:
-            from .tasks import failed_batch
-
             partial = failed_batch(batch, settings, "out of memory while reading")
-        indexes.append(int(index))
-        partials.append(packed(partial))
-    return {"index": indexes, "partial": partials}
+        partials.append(pickle.dumps(partial))
+    return {"index": rows["index"], "partial": partials}
 
 
 def _ray_runner(fast: bool) -> Any:
@@ -346,22 +278,20 @@ def _ray_runner(fast: bool) -> Any:
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import
         context: Any = data.DataContext.get_current()
         context.enable_progress_bars = False
-        settings_json = json.dumps(settings.to_json())
-        pins_json = None if pins is None else json.dumps(pins.to_json())
         merge = OrderedMerge()
         if not batches:
             return merge.result(settings)
-        items = [{"index": index, "batch": batch_json(batch)} for index, batch in enumerate(batches)]
+        items = [{"index": index, "batch": pickle.dumps(batch)} for index, batch in enumerate(batches)]
         dataset: Any = data.from_items(items, override_num_blocks=len(items))
         mapped: Any = dataset.map_batches(
             _map_batches,
             batch_size=1,
             num_cpus=1,
-            fn_kwargs={"settings_json": settings_json, "pins_json": pins_json, "fast": fast},
+            fn_kwargs={"settings": settings, "pins": pins, "fast": fast},
         )
         for row in mapped.iter_rows():
             index = int(row["index"])
-            merge.add(index, unpacked(bytes(row["partial"])))
+            merge.add(index, pickle.loads(row["partial"]))  # from this audit's own tasks
             meter.advance(batch_size(batches[index]))
         return merge.result(settings)
 

@@ -1,21 +1,14 @@
-"""Inputs: files, directories of them, stdin; gzip recognised by content; lines read in batches.
-
-What an engine saw of a file before reading it, and how the file changed while it was read.
-
-Every engine checks the files it reads by path against this: the ``--jobs`` workers and Ray tasks against
-what the plan saw, the one-process engine against the descriptor it opened. A file replaced, truncated,
-grown or rewritten during its read is reported with ``changed_error``, never counted as if it were whole.
-"""
+"""Inputs: files, directories of them, stdin; what a file was when planned; gzip by content; lines in
+batches under the line cap."""
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import io
 import os
 import stat
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeAlias
 
 from .errors import AuditError, WideText, check_text
 
@@ -27,9 +20,7 @@ if TYPE_CHECKING:
 
 # Lines are read and decoded in batches of about this many bytes.
 BATCH_BYTES: Final = 1 << 20
-
-# The first bytes of a stream (stdin, a FIFO) kept as it is read: it cannot be read again, and the check
-# of a field no record has (see ``fields``) looks at them.
+# The first bytes of a stream kept as it is read, for the check of a field no record has (see engine).
 HEAD_BYTES: Final = 1 << 20
 
 STDIN: Final = "-"
@@ -44,15 +35,70 @@ SKIPPED_NAMED: Final = 5
 
 
 @dataclass(frozen=True)
+class Identity:
+    """What a file was when planned: device and inode (None: not compared, as on a Ray node or a remote
+    filesystem), size and st_mtime_ns."""
+
+    device: int | None
+    inode: int | None
+    size: int
+    modified: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> Identity:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def change(self, now: Identity) -> str | None:
+        """How the file ``now`` differs from this one; None: it does not."""
+        for mine, theirs in ((self.inode, now.inode), (self.device, now.device)):
+            if mine is not None and theirs is not None and mine != theirs:
+                return "replaced"
+        if now.size != self.size:
+            return "truncated" if now.size < self.size else "grown"
+        return "rewritten" if now.modified != self.modified else None
+
+
+def changed_error(change: str) -> str:
+    return f"changed while it was read ({change}): audit it again once nothing writes to it"
+
+
+class LocalFiles:
+    """How engines open and look at files: the local filesystem (Ray reads URIs through pyarrow's)."""
+
+    filesystem: object = None  # what pyarrow opens a Parquet file through: None is the local one
+
+    def open(self, path: str) -> BinaryIO:
+        return open(path, "rb")  # closed through the Input it becomes
+
+    def identity(self, path: str) -> Identity:
+        return Identity.of(os.stat(path))
+
+    def opened(self, raw: BinaryIO, path: str) -> Identity:
+        """The identity of the file ``raw`` reads, which must be the one planned."""
+        return Identity.of(os.fstat(raw.fileno()))
+
+    def change(self, path: str, planned: Identity) -> str | None:
+        """How the file ``path`` names now differs from ``planned`` ("removed" when it names none)."""
+        try:
+            return planned.change(self.identity(path))
+        except (OSError, ValueError):
+            return "removed"
+
+
+LOCAL: Final = LocalFiles()
+
+
+@dataclass(frozen=True)
 class Source:
-    """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error`` is set for a
-    directory that could not be listed: reading the source then fails with it. ``head``: once a stream
-    is read, its first HEAD_BYTES bytes (decompressed)."""
+    """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error``: a directory
+    that could not be listed. ``identity``: what the regular file was when the inputs were expanded (its
+    one look before the read); ``stream``: stdin, a FIFO or a device, read once, in this process."""
 
     display: str
     path: str | None
     error: OSError | None = None
-    head: bytearray = dataclasses.field(default_factory=bytearray, compare=False, repr=False)
+    identity: Identity | None = None
+    stream: bool = False
 
 
 def is_parquet(path: str) -> bool:
@@ -88,7 +134,7 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
     skipped = Skipped()
     for item in inputs:
         if item == STDIN:
-            sources.append(Source(STDIN_NAME, None))
+            sources.append(Source(STDIN_NAME, None, stream=True))
         elif os.path.isdir(item):
             found = _walk(item, skipped)
             if not found:
@@ -130,10 +176,9 @@ class Skipped:
 
 
 def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
-    """``sources`` without those that name a file (device and inode) an earlier one names: a symbolic
-    link beside its target, a hard link, the same path given twice, a directory and a file in it. The
-    first in input order is kept, and a note says how many were left out, so nothing is counted twice
-    or dropped unsaid. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
+    """``sources`` without those that name a file (device and inode) an earlier one names, with a note
+    saying how many were left out; each kept file gets its identity from this, its one look before the
+    read. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
     seen: set[tuple[int, int]] = set()
     kept: list[Source] = []
     repeated = 0
@@ -149,6 +194,9 @@ def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
                     repeated += 1
                     continue
                 seen.add(key)
+                regular = stat.S_ISREG(status.st_mode)
+                identity = Identity.of(status) if regular else None
+                source = Source(source.display, source.path, None, identity, not regular)
         kept.append(source)
     note_repeated(notes, repeated)
     return kept
@@ -211,26 +259,6 @@ def _what_else(path: str) -> str:
     }
     what = kinds.get(mode, "a device")
     return f" ({what})" if what else ""
-
-
-class Lines(list[bytes]):
-    """Lines of one read, and whether the read held only ASCII bytes: found once for the read, it
-    spares the decoder the same test line by line (a line that is ASCII is valid UTF-8)."""
-
-    __slots__ = ("ascii", "overlong")
-
-    def __init__(self, lines: Iterable[bytes] = (), ascii: bool = False, overlong: bool = False) -> None:
-        super().__init__(lines)
-        self.ascii: bool = ascii
-        """True when every byte is ASCII; False when not, or not known."""
-        self.overlong: bool = overlong
-        """This stands for one line longer than the line cap, skipped unread (PartialReport.add_lines
-        counts it as such)."""
-
-
-def overlong_line() -> Lines:
-    """What read_batches yields for a line over the cap."""
-    return Lines([b""], overlong=True)
 
 
 def _first(read: Callable[[int], bytes], size: int) -> bytes:
@@ -316,39 +344,17 @@ class _Prefixed:
         self.stream.close()
 
 
-def open_source(source: Source, start: int = 0) -> Input:
-    """The source's (decompressed) bytes, from byte ``start`` of a plain file. Nothing is sought except
-    ``start`` itself, so pipes, FIFOs and process substitutions are read like stdin."""
-    raw: BinaryIO
-    if source.error is not None:
-        raise source.error
-    if source.path is None:
-        from failure_kinds._streams import stdin_bytes
+def open_stream(path: str | None) -> BinaryIO:
+    """stdin (``path`` None) or a FIFO, read as it comes: with reads that wait for data even when the
+    parent left the descriptor non-blocking (EAGAIN is "nothing yet", not the end of the input)."""
+    if path is not None:
+        return open(path, "rb")  # closed through the Input it becomes
+    from failure_kinds._streams import stdin_bytes
 
-        # Reads that wait for data even when the parent left the descriptor non-blocking: EAGAIN is
-        # "nothing yet", not the end of the input.
-        raw_stdin = stdin_bytes()
-        if raw_stdin is None:
-            raise OSError(errno.EBADF, "stdin is closed")
-        raw = raw_stdin
-    else:
-        raw = open(source.path, "rb")  # noqa: SIM115  # closed through the returned Input
-    try:
-        data = decompressed(raw, source.display, start)
-        if not start and (source.path is None or not _regular(raw)):
-            source.head.clear()
-            data.head = source.head
-        return data
-    except BaseException:
-        raw.close()
-        raise
-
-
-def _regular(raw: BinaryIO) -> bool:
-    try:
-        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
-    except (OSError, ValueError, io.UnsupportedOperation):
-        return False
+    raw = stdin_bytes()
+    if raw is None:
+        raise OSError(errno.EBADF, "stdin is closed")
+    return raw
 
 
 def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
@@ -382,23 +388,20 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     return data
 
 
+Batch: TypeAlias = "tuple[list[bytes], bool] | int | None"
+"""What ``read_batches`` yields: lines and whether they are ASCII, a run of blank lines, an overlong line."""
+
 # Bytes that make a line blank when it holds nothing else (what bytes.isspace() accepts).
 _WHITE_SPACE: Final = b" \t\n\r\x0b\x0c"
 _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 
-def read_batches(
-    data: Input, line_bytes: int, limit: int | None = None
-) -> Iterator[list[bytes] | int | None]:  # None: never now, once an overlong line
-    """The lines of ``data`` (with their newline, but the last maybe), about BATCH_BYTES at a time.
-
-    An ``overlong_line()`` (``Lines`` with ``overlong`` set) stands for one line longer than
-    ``line_bytes``, skipped as it streams past and never held whole; an int for that many blank lines in
-    a row, counted without making a line of each. A line of white space only is blank whatever its
-    length: it holds no record, so the cap never makes it unparseable. Reads at most ``limit`` bytes when
-    given. Only b"\\n" ends a line, or the end of the data: not a read error, after which the line it cut
-    off is dropped. PartialReport.add_lines takes every list this yields.
-    """
+def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Batch]:
+    """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii)``
+    (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII bytes),
+    an int for that many blank lines in a row, None for a line longer than ``line_bytes``, skipped as it
+    streams past. A line of white space only is blank whatever its length. Only b"\\n" ends a line, or
+    the end of the data: not a read error, after which the line it cut off is dropped."""
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
     skipping = False  # inside an overlong line: discard until its newline
@@ -424,15 +427,15 @@ def read_batches(
                 continue
             if skipping:
                 skipping = False
-                yield 1 if skipped_blank and (end == 0 or chunk[:end].isspace()) else overlong_line()
+                yield 1 if skipped_blank and (end == 0 or chunk[:end].isspace()) else None
             else:
                 pending.append(chunk[: end + 1])
                 joined = b"".join(pending)  # the line that ``pending`` began, now complete
                 pending, pending_size = [], 0
                 if len(joined) - 1 <= line_bytes:
-                    yield [joined]
+                    yield [joined], joined.isascii()
                 else:
-                    yield 1 if joined.isspace() else overlong_line()
+                    yield 1 if joined.isspace() else None
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
@@ -451,7 +454,7 @@ def read_batches(
                 offset = blank_end
         stream = io.BytesIO(chunk)  # shares the bytes: nothing is copied to read lines from it
         stream.seek(offset)
-        lines = Lines(stream.readlines(), ascii=chunk.isascii())
+        lines = stream.readlines()
         if lines and not lines[-1].endswith(b"\n"):
             tail = lines.pop()
             if len(tail) > line_bytes:
@@ -459,87 +462,30 @@ def read_batches(
             else:
                 pending, pending_size = [tail], len(tail)
         if lines:
+            ascii = chunk.isascii()
             if line_bytes < len(chunk) and max(map(len, lines)) > line_bytes:
-                yield from _without_overlong(lines, line_bytes)
+                yield from _without_overlong(lines, line_bytes, ascii)
             else:
-                yield lines
+                yield lines, ascii
     if data.error is not None:
         return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
-        yield 1 if skipped_blank else overlong_line()
+        yield 1 if skipped_blank else None
     elif pending:
         line = b"".join(pending)
         if len(line) <= line_bytes:
-            yield [line]
+            yield [line], line.isascii()
         else:
-            yield 1 if line.isspace() else overlong_line()
+            yield 1 if line.isspace() else None
 
 
-def _without_overlong(lines: list[bytes], line_bytes: int) -> Iterator[list[bytes]]:
+def _without_overlong(lines: list[bytes], line_bytes: int, ascii: bool) -> Iterator[Batch]:
     start = 0
     for index, line in enumerate(lines):
         if len(line) - line.endswith(b"\n") > line_bytes and not line.isspace():
             if index > start:
-                yield lines[start:index]
-            yield overlong_line()
+                yield lines[start:index], ascii
+            yield None
             start = index + 1
     if start < len(lines):
-        yield lines[start:]
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What an engine saw of a file before reading it (the plan, or the one process just before its
-    read): the file itself (device and inode), its size and the time it was last modified. ``device``
-    None: not compared (on a Ray node a shared file has a device of its own)."""
-
-    device: int | None
-    inode: int
-    size: int
-    modified: int
-    """st_mtime_ns."""
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> Identity:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def change(self, status: os.stat_result) -> str | None:
-        """How the file whose status is ``status`` differs from the one planned on; None: it does not."""
-        return self.compare(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def compare(self, device: int | None, inode: int | None, size: int, modified: int) -> str | None:
-        """``change`` for what a filesystem says of a file (None: it does not say; a remote file has no
-        inode)."""
-        if inode is not None and inode != self.inode:
-            return "replaced"
-        if device is not None and self.device is not None and device != self.device:
-            return "replaced"
-        if size < self.size:
-            return "truncated"
-        if size > self.size:
-            return "grown"
-        if modified != self.modified:
-            return "rewritten"
-        return None
-
-    def to_json(self) -> list[int | None]:
-        return [self.device, self.inode, self.size, self.modified]
-
-    @classmethod
-    def from_json(cls, data: object) -> Identity | None:
-        if data is None:
-            return None
-        device, inode, size, modified = cast("list[int]", data)  # from this audit's own driver
-        return cls(device, inode, size, modified)
-
-
-def path_change(path: str, identity: Identity) -> str | None:
-    """How the file ``path`` names now differs from ``identity`` ("removed" when it names none)."""
-    try:
-        return identity.change(os.stat(path))
-    except (OSError, ValueError):
-        return "removed"
-
-
-def changed_error(change: str) -> str:
-    return f"changed while it was read ({change}): audit it again once nothing writes to it"
+        yield lines[start:], ascii
