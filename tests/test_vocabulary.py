@@ -1,4 +1,5 @@
-"""The vocabulary itself: every name and value of the API document, and how they are derived."""
+"""The vocabulary itself: every name and value of the API document, how they are derived, the lifecycle
+of a kind (its first release, deprecation) and the stages."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import json
 import logging
 import pickle
 import pkgutil
-import re
 import subprocess
 import sys
 import typing
@@ -18,94 +18,82 @@ from helpers import deprecated, warnings_of
 import failure_kinds
 from failure_kinds import FailureKind, FailureKindsError
 
-# Written out from the API document on purpose: the enum must reproduce it, not define it.
-SEED = {
-    "AGENT_COMMAND_NOT_ALLOWED": "agent_command_not_allowed",
-    "AGENT_REQUEST_FAILED": "agent_request_failed",
-    "AGENT_RUN_ERROR": "agent_run_error",
-    "AGENT_TIMEOUT": "agent_timeout",
-    "CANCELLED": "cancelled",
-    "COHORT_INCOMPLETE": "cohort_incomplete",
-    "JUDGE_FAILED": "judge_failed",
-    "JUDGE_UNPARSEABLE": "judge_unparseable",
-    "KILL_SHAPED": "kill_shaped",
-    "PERSISTENCE_FAILED": "persistence_failed",
-    "PROVIDER_OOM_KILLED": "provider_oom_killed",
-    "PROVIDER_QUOTA_EXHAUSTED": "provider_quota_exhausted",
-    "PROVIDER_UNAVAILABLE": "provider_unavailable",
-    "SESSION_EXPIRED": "session_expired",
-    "SESSION_LOST": "session_lost",
-    "SESSION_RELEASE_FAILED": "session_release_failed",
-    "SHUTDOWN": "shutdown",
-    "TRANSPORT_LOCAL_RESOURCE": "transport_local_resource",
-    "TRANSPORT_PEER_DROP": "transport_peer_drop",
-    "TRANSPORT_TIMEOUT": "transport_timeout",
-    "TRANSPORT_UNREACHABLE": "transport_unreachable",
-    "VERIFIER_ERROR": "verifier_error",
-}
+# Written out from the API document on purpose: the enum must reproduce it, not define it. Every constant
+# is its value upper-cased.
+SEED_VALUES = (
+    *("agent_command_not_allowed", "agent_request_failed", "agent_run_error", "agent_timeout", "cancelled"),
+    *("cohort_incomplete", "judge_failed", "judge_unparseable", "kill_shaped", "persistence_failed"),
+    *("provider_oom_killed", "provider_quota_exhausted", "provider_unavailable", "session_expired"),
+    *("session_lost", "session_release_failed", "shutdown", "transport_local_resource"),
+    *("transport_peer_drop", "transport_timeout", "transport_unreachable", "verifier_error"),
+)
+SEED = {value.upper(): value for value in SEED_VALUES}
 # The names later versions of the vocabulary added, each first released in 0.3.0.
 LATER = {
-    "AGENT_NO_GENERATION": "agent_no_generation",
-    "ENVIRONMENT_SERVER_FAILED": "environment_server_failed",
-    "PROTOCOL_VIOLATION": "protocol_violation",
+    value.upper(): value
+    for value in ("agent_no_generation", "environment_server_failed", "protocol_violation")
 }
 SPEC = SEED | LATER
+STAGES = ("admission", "seed", "agent", "verification", "cleanup")
 
 
-def test_enum_members_are_exactly_the_spec() -> None:
+def test_the_enum_the_constants_and_the_set_are_exactly_the_spec() -> None:
+    assert len(SEED) == 22
     assert {kind.name: kind.value for kind in FailureKind} == SPEC
-
-
-@pytest.mark.parametrize(("name", "value"), sorted(SPEC.items()))
-def test_module_constant_is_plain_str_with_spec_value(name: str, value: str) -> None:
-    constant = getattr(failure_kinds, name)
-    assert constant == value
-    assert type(constant) is str
-    assert FailureKind[name] == constant
-    assert str(FailureKind[name]) == f"{FailureKind[name]}" == value  # a member prints as its value
-
-
-def test_failure_kinds_is_frozenset_of_plain_values() -> None:
-    assert isinstance(failure_kinds.FAILURE_KINDS, frozenset)
+    for name, value in SPEC.items():
+        constant = getattr(failure_kinds, name)
+        assert (constant, type(constant)) == (value, str)
+        assert FailureKind[name] == constant
+        assert str(FailureKind[name]) == f"{FailureKind[name]}" == value  # a member prints as its value
+    assert type(failure_kinds.FAILURE_KINDS) is frozenset
     assert set(SPEC.values()) == failure_kinds.FAILURE_KINDS
     assert all(type(value) is str for value in failure_kinds.FAILURE_KINDS)
+    assert set(SPEC) | {"FAILURE_KINDS", "declare_namespace", "Stage", "FailureStage"} <= set(
+        failure_kinds.__all__
+    )
+    assert all(hasattr(failure_kinds, name) for name in failure_kinds.__all__)
 
 
-@pytest.mark.parametrize("kind", list(FailureKind))
-def test_every_member_has_one_line_description(kind: FailureKind) -> None:
-    description = kind.description
-    assert isinstance(description, str)
+@pytest.mark.parametrize("described", [*FailureKind, *STAGES], ids=str)
+def test_every_kind_and_stage_has_one_distinct_line_saying_what_it_means(described: str) -> None:
+    owner = FailureKind if isinstance(described, FailureKind) else failure_kinds.Stage
+    description = owner(described).description
     assert description.strip() == description
     assert "\n" not in description
     assert description.endswith(".")
     assert 20 <= len(description) <= 200
+    assert [member.description for member in owner].count(description) == 1
 
 
-def test_descriptions_are_distinct() -> None:
-    descriptions = [kind.description for kind in FailureKind]
-    assert len(set(descriptions)) == len(descriptions)
+def test_the_names_follow_the_upstream_conventions() -> None:
+    names = failure_kinds.FAILURE_KINDS
+    assert all(failure_kinds._NAME_PATTERN.fullmatch(name) for name in names)
+    # No two names differ only by case or separators.
+    assert len({name.lower().replace("_", "") for name in names}) == len(names)
+    # Few names, each short and without spaces: a safe metric label; free text belongs in failure_reason.
+    assert len(names) < 64
+    assert all(len(name) < 40 and " " not in name for name in names)
+    assert failure_kinds.is_namespaced("lexmount_browser:quota_exhausted")
+    assert not failure_kinds.is_namespaced("my_server:odd_case\n")
 
 
-def test_failure_kind_name_is_literal_of_every_value() -> None:
+def test_the_typing_names_are_built_from_the_enums() -> None:
     # Covers what stubtest cannot check (see stubs/stubtest-allowlist.txt).
     alias = failure_kinds.FailureKindName
     assert typing.get_origin(alias) is typing.Literal
     assert typing.get_args(alias) == tuple(kind.value for kind in FailureKind)
-
-
-def test_namespaced_failure_kind_is_new_type_of_str() -> None:
-    # Covers what stubtest cannot check (see stubs/stubtest-allowlist.txt).
     new_type = failure_kinds.NamespacedFailureKind
     assert isinstance(new_type, typing.NewType)
-    assert new_type.__name__ == "NamespacedFailureKind"
-    assert new_type.__supertype__ is str
+    assert (new_type.__name__, new_type.__supertype__) == ("NamespacedFailureKind", str)
+    assert set(typing.get_args(failure_kinds.AnyFailureKind)) == {alias, new_type}
+    stage = failure_kinds.FailureStage
+    assert typing.get_origin(stage) is typing.Literal
+    assert typing.get_args(stage) == STAGES == tuple(failure_kinds.Stage)
+    assert stage is failure_kinds.FailureStage  # built once
+    assert [member.name for member in failure_kinds.Stage] == [value.upper() for value in STAGES]
+    from failure_kinds import FailureStage, Stage
 
-
-def test_any_failure_kind_is_union_of_both() -> None:
-    assert set(typing.get_args(failure_kinds.AnyFailureKind)) == {
-        failure_kinds.FailureKindName,
-        failure_kinds.NamespacedFailureKind,
-    }
+    assert (FailureStage, Stage) == (stage, failure_kinds.Stage)
 
 
 # Raised and caught inside the package, never reaching a caller: each stays its own, plain Exception.
@@ -140,16 +128,9 @@ def test_every_exception_the_package_raises_on_purpose_derives_from_its_base() -
     assert issubclass(ConfigError, ValueError)  # as it was before the base was added
 
 
-def test_unknown_attribute_raises_attribute_error() -> None:
+def test_an_unknown_attribute_raises_attribute_error() -> None:
     with pytest.raises(AttributeError, match="TRANSPORT_TIMOUT"):
         _ = failure_kinds.TRANSPORT_TIMOUT  # type: ignore[attr-defined]
-
-
-def test_all_names_exist() -> None:
-    for name in failure_kinds.__all__:
-        assert hasattr(failure_kinds, name), name
-    assert set(SPEC) <= set(failure_kinds.__all__)
-    assert "declare_namespace" in failure_kinds.__all__
 
 
 def test_constants_serialize_as_plain_strings() -> None:
@@ -170,16 +151,8 @@ def test_domains_group_kinds_in_enum_order() -> None:
     for kind in FailureKind:
         domains.setdefault(kind.domain, []).append(kind.value)
     assert list(domains) == [
-        "transport",
-        "agent",
-        "environment",
-        "judge",
-        "verifier",
-        "provider",
-        "session",
-        "lifecycle",
-        "persistence",
-        "cohort",
+        *("transport", "agent", "environment", "judge", "verifier", "provider", "session", "lifecycle"),
+        *("persistence", "cohort"),
     ]
     assert domains["lifecycle"] == ["cancelled", "kill_shaped", "shutdown"]
     # protocol_violation is the one name without its domain's prefix, as upstream groups it.
@@ -189,42 +162,11 @@ def test_domains_group_kinds_in_enum_order() -> None:
     assert all(value.startswith(f"{domain}_") for domain, values in prefixed.items() for value in values)
 
 
-# What the upstream suites for this module check, in our words
-
-
-def test_every_name_is_one_lower_case_word_or_words_joined_by_underscores() -> None:
-    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", name) for name in failure_kinds.FAILURE_KINDS)
-
-
-def test_no_two_names_differ_only_by_case_or_separators() -> None:
-    squeezed = [name.lower().replace("_", "") for name in failure_kinds.FAILURE_KINDS]
-    assert len(set(squeezed)) == len(squeezed)
-
-
-def test_the_vocabulary_stays_a_safe_metric_label() -> None:
-    # Few names, each short and without spaces: free text belongs in failure_reason.
-    assert len(failure_kinds.FAILURE_KINDS) < 64
-    assert all(len(name) < 40 and " " not in name for name in failure_kinds.FAILURE_KINDS)
-
-
-def test_a_name_with_a_trailing_newline_is_neither_registered_nor_namespaced() -> None:
-    assert not failure_kinds.is_registered("judge_failed\n")
-    assert not failure_kinds.is_namespaced("my_server:odd_case\n")
-    assert failure_kinds.is_namespaced("lexmount_browser:quota_exhausted")
-    assert not failure_kinds.is_namespaced("judge_failed")
-
-
-# The lifecycle: first versions and deprecation
-
-
-def test_each_kind_records_the_release_it_first_appeared_in() -> None:
+def test_each_kind_records_its_first_release_and_none_is_deprecated_today() -> None:
     assert {kind.name: kind.since for kind in FailureKind} == {
         **dict.fromkeys(SEED, "0.1.0"),
         **dict.fromkeys(LATER, "0.3.0"),
     }
-
-
-def test_no_kind_is_deprecated_today() -> None:
     assert [kind for kind in FailureKind if kind.replaced_by is not None] == []
 
 
@@ -239,9 +181,7 @@ def test_a_deprecated_kind_stays_registered_and_names_its_replacement(
         with caplog.at_level(logging.WARNING):
             for _ in range(10):
                 assert failure_kinds.validate_failure_kind("session_lost") == "session_lost"
-                assert (
-                    failure_kinds.validate_failure_kind(FailureKind.SESSION_LOST) is FailureKind.SESSION_LOST
-                )
+                assert failure_kinds.validate_failure_kind(kind) is kind
             failure_kinds.validate_failure_kind("session_expired")
         assert warnings_of(caplog) == ["deprecated failure kind 'session_lost'; use 'session_expired'"]
     caplog.clear()
@@ -250,50 +190,3 @@ def test_a_deprecated_kind_stays_registered_and_names_its_replacement(
     with caplog.at_level(logging.WARNING):
         failure_kinds.validate_failure_kind("session_lost")
     assert warnings_of(caplog) == []
-
-
-def test_a_deprecated_kind_fails_the_pytest_strict_mode_naming_its_replacement() -> None:
-    from failure_kinds.pytest_plugin import _describe  # pyright: ignore[reportPrivateUsage]
-
-    with deprecated(FailureKind.AGENT_RUN_ERROR, FailureKind.AGENT_REQUEST_FAILED):
-        message = _describe(["agent_run_error", "agent_run_error"])
-    assert message == (
-        "'agent_run_error' (deprecated; use 'agent_request_failed') x2 reached validate_failure_kind"
-    )
-
-
-# The stages
-
-
-STAGES = ("admission", "seed", "agent", "verification", "cleanup")
-
-
-def test_failure_stage_is_a_literal_of_the_five_stages_in_order() -> None:
-    # Covers what stubtest cannot check (see stubs/stubtest-allowlist.txt).
-    alias = failure_kinds.FailureStage
-    assert typing.get_origin(alias) is typing.Literal
-    assert typing.get_args(alias) == STAGES
-    assert alias is failure_kinds.FailureStage  # built once
-
-
-def test_the_stage_enum_sits_beside_the_alias() -> None:
-    stage = failure_kinds.Stage
-    assert [member.value for member in stage] == list(STAGES)
-    assert [member.name for member in stage] == [value.upper() for value in STAGES]
-
-
-def test_every_stage_has_a_distinct_one_line_description() -> None:
-    descriptions = [member.description for member in failure_kinds.Stage]
-    assert len(set(descriptions)) == len(descriptions)
-    for description in descriptions:
-        assert description.strip() == description
-        assert "\n" not in description
-        assert description.endswith(".")
-        assert 20 <= len(description) <= 200
-
-
-def test_the_stage_names_are_exported() -> None:
-    assert {"Stage", "FailureStage"} <= set(failure_kinds.__all__)
-    from failure_kinds import FailureStage, Stage
-
-    assert typing.get_args(FailureStage) == tuple(Stage)
