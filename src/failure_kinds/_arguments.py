@@ -1,6 +1,5 @@
-"""The argument checks of :func:`failure_kinds.namespaced` and :func:`failure_kinds.declare_namespace`,
-with the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it.
-"""
+"""The argument checks of :func:`failure_kinds.namespaced` and :func:`failure_kinds.declare_namespace`, with
+the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it."""
 
 from failure_kinds._display import LIMIT, escaped, shown
 from failure_kinds._runtime import NAME_PATTERN, plain
@@ -8,6 +7,11 @@ from failure_kinds._runtime import NAME_PATTERN, plain
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type, escaped and cut, by type's own lookup: a metaclass's never runs."""
+    return escaped(type.__getattribute__(type(value), "__qualname__"), LIMIT)
 
 
 def refuse_namespaced(server: object, kind: object) -> None:
@@ -28,9 +32,7 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     given: object = kinds  # checked although annotated: untyped callers exist
     if issubclass(type(given), (bytes, bytearray)):  # type, not __class__: a value may claim any class
-        # type's own lookup: a metaclass's __getattribute__ never runs
-        of_type = escaped(type.__getattribute__(type(given), "__qualname__"), LIMIT)
-        wrong = f"{shown(given)} of type {of_type}{decoded(given, '[{}]')}"
+        wrong = f"{shown(given)} of type {type_name(given)}{decoded(given, '[{}]')}"
         raise ValueError(f"declare_namespace: kinds must be an iterable of kind names (strings), not {wrong}")
     single = plain(given) is not None
     try:
@@ -39,8 +41,7 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         listed = None
     if listed is None:
         wrong = f"the single value {shown(kinds)}; write [{shown(kinds)}]" if single else f"{shown(kinds)}"
-        of_type = escaped(type.__getattribute__(type(kinds), "__qualname__"), LIMIT)
-        wrong += "" if single else f" of type {of_type}"
+        wrong += "" if single else f" of type {type_name(kinds)}"
         raise ValueError(f"declare_namespace: kinds must be an iterable of kind names, not {wrong}")
     if not listed:
         raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
@@ -48,18 +49,18 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
     for kind in listed:
         name = plain(kind)  # an environment's own StrEnum member counts as its value
         if name is None or NAME_PATTERN.fullmatch(name) is None:
-            of_type = escaped(type.__getattribute__(type(kind), "__qualname__"), LIMIT)
-            wrong = f"is not a string but {of_type}" if name is None else f"does not match {pattern}"
-            wrong += decoded(kind, "{}")
-            raise ValueError(f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}")
+            wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
+            raise ValueError(
+                f"declare_namespace: the kind {shown(kind)} of server {text!r} {wrong}{decoded(kind, '{}')}"
+            )
         declared.add(name)
     return text, declared
 
 
 def decoded(data: object, form: str) -> str:
-    """``"; write ..."`` with ``data`` decoded into ``form`` (``"{}"`` for the name alone) when it is exact
-    bytes holding the ASCII text of a kind name short enough to show whole; empty otherwise, rather than
-    guess an encoding or run a subclass's own methods."""
+    """``"; write ..."`` with ``data`` decoded into ``form`` when it is exact bytes holding the ASCII text of
+    a kind name short enough to show whole; empty otherwise, rather than guess an encoding or run a
+    subclass's own methods."""
     if not (type(data) is bytes or type(data) is bytearray) or len(data) > LIMIT:
         return ""
     try:

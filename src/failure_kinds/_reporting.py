@@ -55,9 +55,8 @@ def _digest(name: object) -> bytes:
     """What tells the value ``name`` (not a str) from another: its type and repr, cut at REPR_LENGTH."""
     from hashlib import blake2b
 
-    from failure_kinds._display import LIMIT, escaped, shown
+    from failure_kinds._arguments import type_name
+    from failure_kinds._display import shown
 
-    # type's own lookup: a metaclass's __getattribute__ never runs
-    of_type = escaped(type.__getattribute__(type(name), "__qualname__"), LIMIT)
-    seen = f"{of_type} {shown(name, _runtime.REPR_LENGTH)}"  # escaped: no lone surrogate is left
+    seen = f"{type_name(name)} {shown(name, _runtime.REPR_LENGTH)}"  # escaped: no lone surrogate is left
     return blake2b(seen.encode(), digest_size=16).digest()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from failure_kinds._streams import error_line, write_output
-from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, load_project_config
+from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, load_project_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,49 +14,41 @@ if TYPE_CHECKING:
 
 def run(arguments: argparse.Namespace) -> int:
     import failure_kinds.audit as audit
+    from failure_kinds._display import escaped, plain
 
     config = load_project_config(arguments)
-    try:
-        aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
-        if arguments.decoder == "msgspec" and not audit.fast_available():
-            raise audit.AuditError(
-                "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
-                "pip install '.[fast]' in a clone of failure-kinds"
-            )
-        report = audit.audit(
-            [*getattr(arguments, "ray_paths", []), *arguments.paths],
-            arguments.field,
-            aliases,
-            fast=arguments.decoder != "stdlib",
-            progress=sys.stderr,
-            namespaces=dict(config.namespaces),
-            jobs=arguments.jobs,
-            ray=arguments.ray,
-            tune_memory=True,
-            line_bytes=arguments.max_line_bytes,
+    aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
+    if arguments.decoder == "msgspec" and not audit.fast_available():
+        raise audit.AuditError(
+            "--decoder msgspec needs msgspec, the fast extra (see the README's Install): "
+            "pip install '.[fast]' in a clone of failure-kinds"
         )
-    except audit.AuditError as error:
-        raise UsageError(str(error)) from None
+    report = audit.audit(
+        [*getattr(arguments, "ray_paths", []), *arguments.paths],
+        arguments.field,
+        aliases,
+        fast=arguments.decoder != "stdlib",
+        progress=sys.stderr,
+        namespaces=dict(config.namespaces),
+        jobs=arguments.jobs,
+        ray=arguments.ray,
+        tune_memory=True,
+        line_bytes=arguments.max_line_bytes,
+    )
     if report.failed_files and len(report.failed_files) == len(report.files) and not report.records:
         pass  # nothing could be read: the errors below, and no report of nothing
     elif arguments.format == "json":
         write_output(audit.render_json(report))
     else:
-        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-        utf8 = encoding.lower().replace("-", "") == "utf8"
+        utf8 = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
         write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
     for note in report.notes:
         error_line(f"failure-kinds audit: note: {note}")
-    from failure_kinds._display import escaped, plain  # the words may come from a Ray task's partial
-
-    for file in report.failed_files:
+    for file in report.failed_files:  # the words may come from a Ray task's partial
         error_line(f"failure-kinds audit: {plain(file.path)}: {escaped(file.error or '')}")
     if report.failed_files:
         return EXIT_USAGE
-    # An older label fails --strict even when the vocabulary knows its replacement: the counts regroup it,
-    # but its producers still write it until the user says how to read it (--alias) or fixes them.
-    if arguments.strict and (
-        report.unregistered or report.undeclared or report.legacy or report.field_missing
-    ):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    # An older label fails --strict even when the vocabulary knows its replacement: its producers still
+    # write it until the user says how to read it (--alias) or fixes them.
+    findings = report.unregistered or report.undeclared or report.legacy or report.field_missing
+    return EXIT_FINDINGS if arguments.strict and findings else EXIT_CLEAN

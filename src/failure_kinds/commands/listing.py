@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import failure_kinds
 from failure_kinds import FailureKind
 from failure_kinds._streams import write_output
 from failure_kinds.commands import EXIT_CLEAN
@@ -13,66 +12,59 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-FORMATS = ("text", "json", "markdown")
 # The heading of the stages in the text listing; no domain is called so.
 STAGES_HEADING = "stages (where in an episode it failed)"
 
 
 def run(arguments: argparse.Namespace) -> int:
-    render = {"text": render_text, "json": render_json, "markdown": render_markdown}
-    write_output(render[arguments.format]())
+    write_output({"text": render_text, "json": render_json, "markdown": render_markdown}[arguments.format]())
     return EXIT_CLEAN
 
 
-def _by_domain() -> dict[str, list[FailureKind]]:
-    domains: dict[str, list[FailureKind]] = {}
+def _domains() -> dict[str, list[tuple[FailureKind, str]]]:
+    """Each domain's kinds, with the description and, when deprecated, the replacement."""
+    domains: dict[str, list[tuple[FailureKind, str]]] = {}
     for kind in FailureKind:
-        domains.setdefault(kind.domain, []).append(kind)
+        replaced = "" if kind.replaced_by is None else f" Deprecated: use {kind.replaced_by.value}."
+        domains.setdefault(kind.domain, []).append((kind, kind.description + replaced))
     return domains
 
 
-def _deprecation(kind: FailureKind) -> str:
-    return "" if kind.replaced_by is None else f" Deprecated: use {kind.replaced_by.value}."
-
-
 def render_text() -> str:
-    stages = list(failure_kinds.Stage)
-    width = max(len(name) for name in [*FailureKind, *stages])
+    from failure_kinds import Stage
+
+    width = max(len(name) for name in [*FailureKind, *Stage])
     lines: list[str] = []
-    for domain, kinds in _by_domain().items():
-        lines.append(domain)
-        lines.extend(f"  {kind.value:<{width}}  {kind.description}{_deprecation(kind)}" for kind in kinds)
-        lines.append("")
-    lines.append(STAGES_HEADING)
-    lines.extend(f"  {stage.value:<{width}}  {stage.description}" for stage in stages)
-    lines.append("")
+    for domain, kinds in _domains().items():
+        lines += [domain, *(f"  {kind.value:<{width}}  {meaning}" for kind, meaning in kinds), ""]
+    lines += [STAGES_HEADING, *(f"  {stage.value:<{width}}  {stage.description}" for stage in Stage), ""]
     return "\n".join(lines)
 
 
 def render_json() -> str:
-    data = {
-        "kinds": [
-            {
-                "name": kind.name,
-                "value": kind.value,
-                "domain": kind.domain,
-                "description": kind.description,
-                "since": kind.since,
-                "replaced_by": None if kind.replaced_by is None else kind.replaced_by.value,
-            }
-            for kind in FailureKind
-        ],
-        "stages": [{"value": stage.value, "description": stage.description} for stage in failure_kinds.Stage],
-    }
-    return json.dumps(data, indent=2) + "\n"
+    from failure_kinds import Stage
+
+    kinds = [
+        {
+            "name": kind.name,
+            "value": kind.value,
+            "domain": kind.domain,
+            "description": kind.description,
+            "since": kind.since,
+            "replaced_by": None if kind.replaced_by is None else kind.replaced_by.value,
+        }
+        for kind in FailureKind
+    ]
+    stages = [{"value": stage.value, "description": stage.description} for stage in Stage]
+    return json.dumps({"kinds": kinds, "stages": stages}, indent=2) + "\n"
 
 
 def render_markdown() -> str:
+    from failure_kinds import Stage
+
     lines = ["| Domain | Kind | What went wrong |", "| --- | --- | --- |"]
-    for domain, kinds in _by_domain().items():
-        lines.extend(
-            f"| {domain} | `{kind.value}` | {kind.description}{_deprecation(kind)} |" for kind in kinds
-        )
+    for domain, kinds in _domains().items():
+        lines += [f"| {domain} | `{kind.value}` | {meaning} |" for kind, meaning in kinds]
     lines += ["", "| Stage | Where in the episode |", "| --- | --- |"]
-    lines.extend(f"| `{stage.value}` | {stage.description} |" for stage in failure_kinds.Stage)
+    lines += [f"| `{stage.value}` | {stage.description} |" for stage in Stage]
     return "\n".join(lines) + "\n"
