@@ -1,52 +1,42 @@
-"""The mergeable partial report: what an audit of some lines found, in a form that combines.
-
-A ``PartialReport`` holds everything the final report is made of: the record totals, the first location
-of an invalid and of an unparseable record, the count, category and first location of every kept value,
-one overflow bucket per capped category, the per-server totals (capped the same way, see ``tally``), and
-one entry per file or file part read. Two partials of consecutive input merge into the partial of the
-whole; the merge is associative, and the report of a merge is identical to the report of one pass over the
-same input (see ``failure_kinds.audit`` for the engine-facing API and its example).
+"""The mergeable partial report (totals, first locations, the capped tallies of values and servers, one
+entry per file part), its JSON form, and the report built from it. Two partials of consecutive input
+merge into the partial of the whole; the report of a merge is the report of one pass over the same input.
 
 Locations are ``(file index, line)`` pairs relative to the partial. A partial that starts in the middle
 of a file (``continuation=True``) numbers its lines from 1; the merge shifts them by the line count of
 the previous part of that file, so physical line numbers stay exact however a file is cut.
 """
 
+# The JSON form's shapes are built in steps and walked as the plain objects they are:
+# pyright: reportConstantRedefinition=false, reportUnknownArgumentType=false, reportUnknownVariableType=false
+
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, cast
 
-import failure_kinds
+from failure_kinds._display import escaped, shown
 
-from . import wire
 from .decoding import BLANK, UNPARSEABLE, hashable, make_decoder
-from .render import (
-    CATEGORY_ORDER,
-    FileReport,
-    KindRow,
-    Report,
-    closest_declared,
-    describe_older,
-    names,
-    successor,
-)
+from .errors import AuditError
+from .render import FileReport, Report, kind_rows, server_totals
 from .settings import (
-    ALIASED,
     CAPPED,
-    LEGACY,
     NAMESPACED,
-    REGISTERED,
     SERVER,
     UNDECLARED,
-    UNREGISTERED,
     AuditSettings,
+    Location,
     Pins,
+    Shift,
+    Tally,
+    check_aliases,
+    earliest,
+    key_problem,
     shorten,
-    shown_value,
 )
-from .tally import Shift, Tally, earliest, spill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,9 +44,13 @@ if TYPE_CHECKING:
     from typing import Final
 
     from .decoding import Decoder
-    from .wire import Location
 
 BOM: Final = b"\xef\xbb\xbf"
+# The totals of a partial and of its report, and the first locations (in the order of the JSON forms).
+TOTALS: Final = ("records", "with_kind", "without_kind", "invalid", "unparseable")
+FIRSTS: Final = ("first_invalid", "first_unparseable")
+OVERLONG: Final = ("overlong", "first_overlong")
+FIELDS: Final = (*TOTALS, *FIRSTS, *OVERLONG)
 # Categories remembered per partial (or per engine worker): enough for every value all its batches keep.
 _KNOWN_CATEGORIES: Final = 200_000
 
@@ -76,29 +70,7 @@ class FilePart:
     error: str | None = None
 
     def copy(self) -> FilePart:
-        return FilePart(self.path, self.unit, self.continuation, self.records, self.lines, self.error)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "unit": self.unit,
-            "continuation": self.continuation,
-            "records": self.records,
-            "lines": self.lines,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> FilePart:
-        error = data["error"]
-        return cls(
-            path=str(data["path"]),
-            unit=str(data["unit"]),
-            continuation=bool(data["continuation"]),
-            records=cast("int", data["records"]),
-            lines=cast("int", data["lines"]),
-            error=None if error is None else str(error),
-        )
+        return dataclasses.replace(self)
 
 
 class PartialReport:
@@ -310,15 +282,8 @@ class PartialReport:
     def copy(self) -> PartialReport:
         """An equal partial that shares nothing mutable with this one."""
         copied = PartialReport(self.settings, fast=self.fast)
-        copied.records = self.records
-        copied.with_kind = self.with_kind
-        copied.without_kind = self.without_kind
-        copied.invalid = self.invalid
-        copied.unparseable = self.unparseable
-        copied.first_invalid = self.first_invalid
-        copied.first_unparseable = self.first_unparseable
-        copied.overlong = self.overlong
-        copied.first_overlong = self.first_overlong
+        for name in FIELDS:
+            setattr(copied, name, getattr(self, name))
         copied.values = self.values.copy()
         copied.servers = self.servers.copy()
         copied.files = [part.copy() for part in self.files]
@@ -336,15 +301,12 @@ class PartialReport:
                 f"{self.files[-1].path!r}"
             )
         shift = Shift(len(self.files) - 1, self.files[-1].lines) if joined else Shift(len(self.files), 0)
-        self.records += later.records
-        self.with_kind += later.with_kind
-        self.without_kind += later.without_kind
-        self.invalid += later.invalid
-        self.unparseable += later.unparseable
-        self.first_invalid = earliest(self.first_invalid, shift.optional(later.first_invalid))
-        self.first_unparseable = earliest(self.first_unparseable, shift.optional(later.first_unparseable))
-        self.overlong += later.overlong
-        self.first_overlong = earliest(self.first_overlong, shift.optional(later.first_overlong))
+        for name in FIELDS:
+            mine, theirs = getattr(self, name), getattr(later, name)
+            if name.startswith("first_"):
+                setattr(self, name, earliest(mine, None if theirs is None else shift(theirs)))
+            else:
+                setattr(self, name, mine + theirs)
         self.values.absorb(later.values, shift)
         self.servers.absorb(later.servers, shift)
         for index, part in enumerate(later.files):
@@ -377,36 +339,26 @@ class PartialReport:
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; ``PartialReport.from_json`` reads it back into an equal partial."""
-        return {
-            "version": wire.FORMAT_VERSION,
-            "settings": self.settings.to_json(),
-            "records": self.records,
-            "with_kind": self.with_kind,
-            "without_kind": self.without_kind,
-            "invalid": self.invalid,
-            "unparseable": self.unparseable,
-            "first_invalid": None if self.first_invalid is None else list(self.first_invalid),
-            "first_unparseable": None if self.first_unparseable is None else list(self.first_unparseable),
-            "overlong": self.overlong,
-            "first_overlong": None if self.first_overlong is None else list(self.first_overlong),
-            "values": self.values.to_json(),
-            "servers": self.servers.to_json(),
-            "files": [part.to_json() for part in self.files],
-        }
+        data: dict[str, object] = {"version": FORMAT_VERSION, "settings": self.settings.to_json()}
+        for name in FIELDS:
+            value = getattr(self, name)
+            data[name] = list(value) if isinstance(value, tuple) else value
+        data |= {"values": self.values.to_json(), "servers": self.servers.to_json()}
+        return data | {"files": [dataclasses.asdict(part) for part in self.files]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], fast: bool = True) -> PartialReport:
-        wire.check_partial(data)  # every field, so nothing below meets what a real partial cannot hold
+        check_partial(data)  # every field, so nothing below meets what a real partial cannot hold
         top = cast("dict[str, Any]", data)
         settings = AuditSettings.from_json(top["settings"])
         partial = cls(settings, fast=fast)
-        for key in ("records", "with_kind", "without_kind", "invalid", "unparseable", "overlong"):
-            setattr(partial, key, top[key])
-        for key in ("first_invalid", "first_unparseable", "first_overlong"):
-            setattr(partial, key, None if top[key] is None else tuple(top[key]))
+        for name in FIELDS:
+            setattr(partial, name, tuple(top[name]) if isinstance(top[name], list) else top[name])
         partial.values = Tally.from_json(top["values"], settings.distinct_limit, CAPPED)
         partial.servers = Tally.from_json(top["servers"], settings.distinct_limit, frozenset({SERVER}))
-        partial.files = [FilePart.from_json(part) for part in top["files"]]
+        partial.files = [
+            FilePart(*(part[field.name] for field in dataclasses.fields(FilePart))) for part in top["files"]
+        ]
         return partial
 
     # The report
@@ -423,56 +375,11 @@ class PartialReport:
         """The report of everything this partial holds."""
         settings = self.settings
         report = Report(settings.field)
-        report.records = self.records
-        report.with_kind = self.with_kind
-        report.without_kind = self.without_kind
-        report.invalid = self.invalid
-        report.unparseable = self.unparseable
-        report.first_invalid = self.location(self.first_invalid)
-        report.first_unparseable = self.location(self.first_unparseable)
-        report.overlong = self.overlong
-        report.first_overlong = self.location(self.first_overlong)
-        values = self.values
-        overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
-        name_of = names(settings)
-        rows: list[KindRow] = []
-        for key, count in values.counts.items():
-            category = values.categories[key]
-            first = values.first[key]
-            if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
-                spill(overflow, category, count, first)
-                continue
-            value, length = shown_value(key, settings.value_chars)
-            row = KindRow(value, count, category, self.location(first) or "", length)
-            if category == REGISTERED:
-                row.canonical = name_of(key)
-                row.replacement = successor(row.canonical)
-            elif category in (ALIASED, LEGACY):
-                name = name_of(key)
-                describe_older(row, name)
-                if category == ALIASED:
-                    row.canonical = None if name is None else settings.aliases.get(name)
-            elif category == UNDECLARED:
-                row.suggestion = closest_declared(value, settings.namespaces)
-            elif category == UNREGISTERED:
-                row.suggestion = failure_kinds.suggest(value)
-            rows.append(row)
-        rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
-        for category in sorted(overflow, key=CATEGORY_ORDER.index):
-            count, first = overflow[category]
-            rows.append(KindRow(None, count, category, self.location(first) or ""))
-        report.kinds = rows
-        servers = self.servers
-        namespaces: dict[str, int] = {}
-        namespaces_overflow = sum(count for count, _ in servers.overflow.values())
-        for server, count in servers.counts.items():
-            if server in servers.extras:
-                namespaces_overflow += count
-            else:
-                shown = shown_value(server, settings.value_chars)[0]
-                namespaces[shown] = namespaces.get(shown, 0) + count
-        report.namespaces = dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0])))
-        report.namespaces_overflow = namespaces_overflow
+        for attribute in FIELDS:
+            total = getattr(self, attribute)
+            setattr(report, attribute, self.location(total) if attribute.startswith("first_") else total)
+        report.kinds = kind_rows(self.values, settings, self.location)
+        report.namespaces, report.namespaces_overflow = server_totals(self.servers, settings.value_chars)
         report.files = [FileReport(part.path, part.records, part.error) for part in self.files]
         return report
 
@@ -510,3 +417,143 @@ def _first_invalid(values: list[object]) -> int:
         if value is not None and type(value) is not str and value is not BLANK and value is not UNPARSEABLE:
             return index
     raise AssertionError("no invalid value in a batch that counted one")
+
+
+# The partial's JSON form, described once (``PARTIAL``) and checked by one walk, then held to what a real
+# partial can be: totals that add up, the categories the settings give, locations inside the partial's
+# files, keys as ``settings.shorten`` makes them. Anything else is a ValueError naming the field.
+FORMAT_VERSION = 1
+MAX_COUNT = (1 << 63) - 1  # past it, rendering a share would overflow a float
+
+# The description: an object is a dict of its keys (``str``: any string keys), a list ``[shape]`` of any
+# length, a tuple a list of exactly those shapes, ``(None, shape)`` null or that, a frozenset one of those.
+COUNT, POSITIVE, TEXT, FLAG = "count", "positive", "text", "flag"
+LOCATION = (COUNT, COUNT)
+ENTRY: object = (TEXT, POSITIVE, TEXT, LOCATION)  # [key, count, category, first location]
+TALLY: dict[object, object] = {"kept": [ENTRY], "extras": [ENTRY], "overflow": {str: (POSITIVE, LOCATION)}}
+TALLY |= {"pinned": [TEXT], "uncertain": [TEXT]}
+SETTINGS: dict[object, object] = {"field": TEXT, "aliases": {str: TEXT}, "namespaces": {str: [TEXT]}}
+SETTINGS |= dict.fromkeys(("distinct_limit", "value_chars", "line_bytes"), COUNT)
+FILE: dict[object, object] = {"path": TEXT, "unit": frozenset({"line", "row"}), "continuation": FLAG}
+FILE |= {"records": COUNT, "lines": COUNT, "error": (None, TEXT)}
+PARTIAL: dict[object, object] = {"version": COUNT, "settings": SETTINGS}
+COUNTS = ("records", "with_kind", "without_kind", "invalid", "unparseable", "overlong")
+PARTIAL |= dict.fromkeys(COUNTS, COUNT)
+PARTIAL |= dict.fromkeys(("first_invalid", "first_unparseable", "first_overlong"), (None, LOCATION))
+PARTIAL |= {"values": TALLY, "servers": TALLY, "files": [FILE]}
+
+
+def _type_of(value: object) -> str:
+    return escaped(type.__getattribute__(type(value), "__qualname__"), 80)
+
+
+def wrong(where: str, problem: str) -> ValueError:
+    return ValueError(f"partial report: {escaped(where, 200) + ': ' if where else ''}{problem}")
+
+
+def walk(value: object, shape: object, where: str, found: list[tuple[str, Location]]) -> None:
+    """Check ``value`` against ``shape``; every location met goes to ``found``, checked once files are."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise wrong(where, f"expected an object, got {_type_of(value)}")
+        fields = cast("dict[object, object]", value)
+        for key, item in fields.items() if str in shape else ():  # an object of any string keys
+            if type(key) is not str:
+                raise wrong(where, f"a key is {_type_of(key)}, not a string")
+            walk(item, shape[str], f"{where}[{key!r}]", found)
+        for key, item_shape in shape.items() if str not in shape else ():
+            if key not in fields:
+                raise wrong(f"{where}.{key}" if where else str(key), "missing")
+            walk(fields[key], item_shape, f"{where}.{key}" if where else str(key), found)
+    elif isinstance(shape, frozenset):
+        if type(value) is not str or value not in shape:
+            raise wrong(where, f"not one of {', '.join(sorted(cast('frozenset[str]', shape)))}")
+    elif isinstance(shape, list | tuple):
+        if isinstance(shape, tuple) and shape[0] is None:
+            return None if value is None else walk(value, shape[1], where, found)
+        if not isinstance(value, list | tuple):
+            raise wrong(where, f"expected a list, got {_type_of(value)}")
+        items = cast("list[object]", value)
+        if isinstance(shape, tuple) and len(items) != len(shape):
+            raise wrong(where, f"not a list of {len(shape)} items")
+        for index, item in enumerate(items):
+            walk(item, shape[index] if isinstance(shape, tuple) else shape[0], f"{where}[{index}]", found)
+        if shape == LOCATION:
+            found.append((where, cast("Location", tuple(items))))
+    elif shape == FLAG and type(value) is not bool:
+        raise wrong(where, "not true or false")
+    elif shape == TEXT and type(value) is not str:
+        raise wrong(where, f"expected a string, got {_type_of(value)}")
+    elif shape in (COUNT, POSITIVE) and type(value) is not int:
+        raise wrong(where, f"expected an integer, got {_type_of(value)}")
+    elif shape in (COUNT, POSITIVE) and not (shape == POSITIVE) <= cast("int", value) <= MAX_COUNT:
+        raise wrong(where, "out of range" if cast("int", value) > 0 else "negative or none")
+    return None
+
+
+def check_partial(data: object) -> None:
+    """ValueError naming the field for anything in ``data`` that a partial report's JSON cannot hold."""
+    if not isinstance(data, dict) or cast("dict[str, object]", data).get("version") != FORMAT_VERSION:
+        raise wrong("version", f"not a partial report of format version {FORMAT_VERSION}")
+    found: list[tuple[str, Location]] = []
+    walk(data, PARTIAL, "", found)
+    top, counts = cast("dict[str, Any]", data), cast("dict[str, int]", data)
+    if not all(top["settings"]["field"].split(".")):
+        raise wrong("settings.field", "has an empty segment")
+    settings = AuditSettings.from_json(top["settings"])
+    try:
+        check_aliases(settings.aliases)
+    except AuditError as error:
+        raise wrong("settings.aliases", str(error)) from None
+    files = cast("list[dict[str, int]]", top["files"])
+    for index, part in enumerate(files):
+        if part["continuation"] and index:
+            raise wrong(f"files[{index}].continuation", "only a partial's first file can continue a file")
+        if part["records"] > part["lines"]:
+            raise wrong(f"files[{index}].records", f"{part['records']} records in {part['lines']} lines")
+    for where, (index, line) in found:
+        if index >= len(files):
+            raise wrong(f"{where}[0]", f"file {index} of a partial of {len(files)} files")
+        if not 1 <= line <= files[index]["lines"]:
+            raise wrong(f"{where}[1]", f"line {line} of a file part of {files[index]['lines']} lines")
+    records, unparseable, overlong = counts["records"], counts["unparseable"], counts["overlong"]
+    if records != counts["with_kind"] + counts["without_kind"] + counts["invalid"] + unparseable:
+        raise wrong("records", f"{records} is not with_kind + without_kind + invalid + unparseable")
+    if overlong > unparseable:
+        raise wrong("overlong", f"{overlong} is more than the {unparseable} unparseable records")
+    for key in ("invalid", "unparseable", "overlong"):
+        if (top[f"first_{key}"] is None) == bool(counts[key]):
+            raise wrong(f"first_{key}", f"not set for {counts[key]} records, or set for none")
+    if (in_files := sum(part["records"] for part in files)) != records:
+        raise wrong("files", f"hold {in_files} records, not the {records} of the partial")
+    totals: dict[str, dict[str, int]] = {"values": {}, "servers": {}}
+    for name, capped in (("values", CAPPED), ("servers", frozenset({SERVER}))):
+        tally, total, seen, kept = top[name], totals[name], set[str](), dict[str, int]()
+        for extra in ("kept", "extras"):
+            for index, (key, count, category, _) in enumerate(tally[extra]):
+                at = f"{name}.{extra}[{index}]"
+                if key in seen:
+                    raise wrong(f"{at}[0]", f"{shown(key, 80)} is counted twice")
+                if (problem := key_problem(settings, key, category, name == "servers")) is not None:
+                    raise wrong(f"{at}[{problem[0]}]", problem[1])
+                if extra == "extras" and (category not in capped or key not in tally["pinned"]):
+                    raise wrong(at, "an extra key is a pinned key of a capped category")
+                if extra == "kept" and category in capped:
+                    kept[category] = kept.get(category, 0) + 1
+                    if kept[category] > settings.distinct_limit:
+                        raise wrong(at, f"more than {settings.distinct_limit} {category} keys kept")
+                seen.add(key)
+                total[category] = total.get(category, 0) + count
+        for category, (count, _) in tally["overflow"].items():
+            at = f"{name}.overflow[{category!r}]"
+            if category not in capped:
+                raise wrong(at, "not a capped category")
+            if kept.get(category, 0) != settings.distinct_limit:
+                raise wrong(at, f"overflow before {settings.distinct_limit} {category} keys are kept")
+            total[category] = total.get(category, 0) + count
+    values, servers = sum(totals["values"].values()), sum(totals["servers"].values())
+    if values != counts["with_kind"]:
+        raise wrong("values", f"count {values} records, not the {counts['with_kind']} with a kind")
+    namespaced = totals["values"].get(NAMESPACED, 0) + totals["values"].get(UNDECLARED, 0)
+    if servers != namespaced:
+        raise wrong("servers", f"count {servers} records, not the {namespaced} namespaced ones")

@@ -1,11 +1,6 @@
-"""The audit report as text for people and as JSON for tools.
-
-Progress lines on stderr, only when stderr is a terminal: records read by one process, or bytes
-audited by the parallel and Ray engines.
-
-The audit's report: totals, one row per kept value (plus one overflow row per capped category), the
-per-server totals and the per-file results, built from a partial report.
-"""
+"""The audit's report (totals, one row per kept value and one overflow row per capped category, the
+per-server totals, the files), its rows built from a partial's tallies, written as text for people and
+as JSON for tools; and the progress line on stderr, shown only on a terminal."""
 
 from __future__ import annotations
 
@@ -20,11 +15,15 @@ import failure_kinds
 from failure_kinds._display import plain
 
 from .settings import (
+    ALIASED,
     LEGACY,
     NAMESPACED,
+    REGISTERED,
     UNDECLARED,
     UNREGISTERED,
     shorten,
+    shown_value,
+    spill,
 )
 
 TYPE_CHECKING = False
@@ -32,10 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO, ClassVar, Final
 
-    from .settings import AuditSettings
-
-
-printable = plain  # the name the package exported before plain
+    from .settings import AuditSettings, Location, Tally
 
 
 # A value is shown in the text table cut to this many characters (the JSON report keeps more).
@@ -541,28 +537,58 @@ def names(settings: AuditSettings) -> Callable[[str], str | None]:
     return name_of
 
 
-def successor(name: str | None) -> str | None:
-    """The kind that replaces the registered kind ``name`` when it is deprecated, else None."""
-    if name is None or name not in failure_kinds.FAILURE_KINDS:
-        return None
-    successor = failure_kinds.FailureKind(name).replaced_by
-    return None if successor is None else successor.value
-
-
-def describe_older(row: KindRow, name: str | None) -> None:
-    """An older label's replacement and note; for a legacy row (no alias) the replacement is canonical."""
+def kind_rows(
+    values: Tally, settings: AuditSettings, location: Callable[[Location], str | None]
+) -> list[KindRow]:
+    """The report's rows of a tally: one per kept value, by count, then one overflow row per category."""
+    from failure_kinds._suggest import suggest_any
     from failure_kinds.history import older_label
 
-    older = older_label(name)
-    if older is None:
-        return
-    row.replacement, row.note = older.replacement, older.note
-    if row.category == LEGACY:
-        row.canonical = older.replacement
+    overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
+    name_of = names(settings)
+    rows: list[KindRow] = []
+    for key, count in values.counts.items():
+        category = values.categories[key]
+        first = values.first[key]
+        if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
+            spill(overflow, category, count, first)
+            continue
+        value, length = shown_value(key, settings.value_chars)
+        row = KindRow(value, count, category, location(first) or "", length)
+        if category == REGISTERED:
+            row.canonical = name_of(key)
+            if row.canonical in failure_kinds.FAILURE_KINDS:  # deprecated: the kind to write instead
+                successor = failure_kinds.FailureKind(row.canonical).replaced_by
+                row.replacement = None if successor is None else successor.value
+        elif category in (ALIASED, LEGACY):
+            name = name_of(key)
+            older = older_label(name)
+            if older is not None:
+                row.replacement, row.note = older.replacement, older.note
+            if category == ALIASED:
+                row.canonical = None if name is None else settings.aliases.get(name)
+            elif older is not None:  # an older label without an alias counts as its replacement
+                row.canonical = older.replacement
+        elif category == UNDECLARED:
+            row.suggestion = suggest_any(value, settings.namespaces)
+        elif category == UNREGISTERED:
+            row.suggestion = failure_kinds.suggest(value)
+        rows.append(row)
+    rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
+    for category in sorted(overflow, key=CATEGORY_ORDER.index):
+        count, first = overflow[category]
+        rows.append(KindRow(None, count, category, location(first) or ""))
+    return rows
 
 
-def closest_declared(value: str, namespaces: dict[str, tuple[str, ...]]) -> str | None:
-    """The declared ``server:kind`` an undeclared value most likely meant."""
-    from failure_kinds._suggest import suggest_any
-
-    return suggest_any(value, namespaces)
+def server_totals(servers: Tally, value_chars: int) -> tuple[dict[str, int], int]:
+    """The per-server totals of a tally, by count, and the records of servers past the cap."""
+    namespaces: dict[str, int] = {}
+    namespaces_overflow = sum(count for count, _ in servers.overflow.values())
+    for server, count in servers.counts.items():
+        if server in servers.extras:
+            namespaces_overflow += count
+        else:
+            shown = shown_value(server, value_chars)[0]
+            namespaces[shown] = namespaces.get(shown, 0) + count
+    return dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0]))), namespaces_overflow
