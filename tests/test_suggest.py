@@ -1,3 +1,6 @@
+"""Suggestions: the registered kind a misspelling meant (failure_kinds.suggest), the declared kind of a
+server, and the matcher behind both, at a bounded cost against thousands of declared kinds."""
+
 from __future__ import annotations
 
 import difflib
@@ -39,27 +42,24 @@ from failure_kinds import (
         ("Verifier-Quota-Exhausted", "verifier_error"),
         ("persistence_error", "persistence_failed"),
         ("provider_unavailble", "provider_unavailable"),
+        *[
+            (typed, None)
+            for typed in ("something_invented", "judge", "agent", "timeout_exceeded", "transient")
+        ],
+        *[(typed, None) for typed in ("", "x", "my_env:quota", None, 1, b"judge_fail", ["judge_fail"])],
+        ("judge_fail" * 1000, None),
     ],
 )
-def test_suggests_what_was_meant(typed: str, meant: str) -> None:
+def test_suggests_what_was_meant_or_nothing(typed: object, meant: str | None) -> None:
     assert suggest(typed) == meant
 
 
-@pytest.mark.parametrize(
-    "typed",
-    ["something_invented", "judge", "agent", "timeout_exceeded", "transient", "", "x", "my_env:quota"],
+@given(
+    st.sampled_from(list(FailureKind)),
+    st.sampled_from(["upper", "title", "dash", "space"]),
+    st.text(max_size=80),
 )
-def test_nothing_close_suggests_nothing(typed: str) -> None:
-    assert suggest(typed) is None
-
-
-@pytest.mark.parametrize("value", [None, 1, b"judge_fail", ["judge_fail"], "judge_fail" * 1000])
-def test_non_strings_and_huge_strings_suggest_nothing(value: object) -> None:
-    assert suggest(value) is None
-
-
-@given(st.sampled_from(list(FailureKind)), st.sampled_from(["upper", "title", "dash", "space"]))
-def test_every_kind_survives_case_and_separator_changes(kind: FailureKind, style: str) -> None:
+def test_every_kind_survives_case_and_separator_changes(kind: FailureKind, style: str, text: str) -> None:
     styled = {
         "upper": kind.value.upper(),
         "title": kind.value.title(),
@@ -67,15 +67,10 @@ def test_every_kind_survives_case_and_separator_changes(kind: FailureKind, style
         "space": kind.value.replace("_", " "),
     }[style]
     assert suggest(styled) == kind.value
+    assert suggest(text) is None or suggest(text) in FAILURE_KINDS
 
 
-@given(st.text(max_size=80))
-def test_suggestion_is_always_registered_or_none(text: str) -> None:
-    result = suggest(text)
-    assert result is None or result in FAILURE_KINDS
-
-
-# Against declared kinds: any case, any number -------------------------------------------------------------
+# The matcher, against any candidates: difflib's own answer for a small set -------------------------------
 
 kind_names = st.from_regex(r"[a-z][a-z0-9_]{0,24}", fullmatch=True)
 
@@ -99,11 +94,53 @@ def plain_closest(name: str, candidates: list[str]) -> str | None:
         kind_names, st.text(max_size=30), st.from_regex(r"[A-Za-z][A-Za-z0-9 ._-]{0,24}", fullmatch=True)
     ),
     st.lists(kind_names, max_size=_suggest.SMALL, unique=True),
+    st.lists(st.text(max_size=40), max_size=8),
 )
-def test_a_small_candidate_set_gets_plain_difflibs_answer(name: str, candidates: list[str]) -> None:
+def test_a_small_candidate_set_gets_plain_difflibs_answer(
+    name: str, candidates: list[str], any_texts: list[str]
+) -> None:
     assert _suggest.closest(name, tuple(candidates)) == plain_closest(name, candidates)
     assert _suggest.closest(name, candidates) == plain_closest(name, candidates)
+    assert _suggest.closest(name, any_texts) in (None, *any_texts)
 
+
+@given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,20}(:[a-z][a-z0-9_]{0,20})?", fullmatch=True), min_size=1))
+def test_each_candidate_finds_itself(candidates: list[str]) -> None:
+    for candidate in candidates:
+        assert _suggest.closest(candidate, candidates) == candidate
+        if not any(character.isdigit() for character in candidate):
+            # (A digit before a capital reads as a word boundary: "A0A" is "a0_a".)
+            assert _suggest.closest(candidate.upper(), candidates) == candidate
+
+
+class _EqualToEverything(type):
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    def __hash__(cls) -> int:
+        return hash(str)
+
+
+class _Odd(metaclass=_EqualToEverything):
+    pass
+
+
+@pytest.mark.parametrize("count", [1, _suggest.SMALL + 1])
+def test_a_candidate_whose_type_claims_to_be_str_is_skipped(count: int) -> None:
+    # Only type ids are compared: neither a candidate's methods nor its type's decide it is a str.
+    candidates: list[object] = [f"transport_timeout_{number}" for number in range(count - 1)]
+    candidates += ["transport_timeout", _Odd()]
+    assert _suggest.closest("transport_timout", candidates) == "transport_timeout"  # pyright: ignore[reportArgumentType]
+
+
+def test_equally_close_kinds_tie_the_same_way_whatever_the_set_order() -> None:
+    # A set's iteration order follows the hash seed; its answer follows the names alone.
+    kinds = ["quota_hia", "quota_hib"]
+    assert _suggest.closest("quota_hix", frozenset(kinds)) == _suggest.closest("quota_hix", sorted(kinds))
+    assert _suggest.closest("quota_hix", {kinds[1], kinds[0]}) == _suggest.closest("quota_hix", sorted(kinds))
+
+
+# Declared kinds: any case, any number ---------------------------------------------------------------------
 
 WORDS = [
     *("alpha", "beta", "gamma", "delta", "patch", "apply", "test", "collect", "quota", "region", "shard"),
@@ -124,22 +161,19 @@ def declared_like_a_real_environment(count: int, seed: int) -> tuple[str, ...]:
 def misspelled(kind: str, chosen: random.Random) -> str:
     """``kind`` with one typo (a wrong, missing, extra or swapped letter) somewhere inside it."""
     at = chosen.randrange(1, len(kind) - 2)
-    typo = chosen.choice(["wrong", "missing", "extra", "swapped"])
-    if typo == "wrong":
-        return kind[:at] + chosen.choice("xyz") + kind[at + 1 :]
-    if typo == "missing":
-        return kind[:at] + kind[at + 1 :]
-    if typo == "extra":
-        return kind[:at] + chosen.choice("xyz") + kind[at:]
-    return kind[:at] + kind[at + 1] + kind[at] + kind[at + 2 :]
+    return {
+        "wrong": kind[:at] + chosen.choice("xyz") + kind[at + 1 :],
+        "missing": kind[:at] + kind[at + 1 :],
+        "extra": kind[:at] + chosen.choice("xyz") + kind[at:],
+        "swapped": kind[:at] + kind[at + 1] + kind[at] + kind[at + 2 :],
+    }[chosen.choice(["wrong", "missing", "extra", "swapped"])]
 
 
 def test_a_large_candidate_set_answers_typos_as_plain_difflib_does() -> None:
     # 3,000 kinds keep plain difflib, the reference, quick enough to run once per typo.
     kinds = declared_like_a_real_environment(3000, seed=15)
     chosen = random.Random(16)
-    typos = [misspelled(chosen.choice(kinds), chosen) for _ in range(60)]
-    for typo in typos:
+    for typo in [misspelled(chosen.choice(kinds), chosen) for _ in range(60)]:
         assert _suggest.closest(typo, kinds) == plain_closest(typo, list(kinds)), typo
 
 
@@ -181,7 +215,6 @@ def test_namespaced_suggestions_ignore_case_and_separators(
     typed: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     declare_namespace("my_env", ["quota_hit", "patch_failed"])
-    assert _suggest.suggest_any(typed) == "my_env:quota_hit"
     assert _suggest.suggest_any(typed, {"my_env": ("quota_hit",)}) == "my_env:quota_hit"
     assert _suggest.suggest_any(typed, {}) is None  # nothing declared there: no namespaced guess
     validate_failure_kind(typed)
@@ -191,38 +224,30 @@ def test_namespaced_suggestions_ignore_case_and_separators(
     ]
 
 
-def test_a_declared_server_suggests_only_its_own_kinds() -> None:
-    declare_namespace("my_env", ["quota_hit"])
-    assert _suggest.suggest_any("my_env:quota_hti") == "my_env:quota_hit"
-    assert _suggest.suggest_any("my_env:judge_faild") is None  # undeclared there; no registered guess
-    assert _suggest.suggest_any("Other_Env:judge_faild") is None  # no declared server: the vocabulary's guess
-
-
-class _EqualToEverything(type):
-    def __eq__(cls, other: object) -> bool:
-        return True
-
-    def __hash__(cls) -> int:
-        return hash(str)
-
-
-class _Odd(metaclass=_EqualToEverything):
-    pass
-
-
-@pytest.mark.parametrize("count", [1, _suggest.SMALL + 1])
-def test_a_candidate_whose_type_claims_to_be_str_is_skipped(count: int) -> None:
-    # Only type ids are compared: neither a candidate's methods nor its type's decide it is a str.
-    candidates: list[object] = [f"transport_timeout_{number}" for number in range(count - 1)]
-    candidates += ["transport_timeout", _Odd()]
-    assert _suggest.closest("transport_timout", candidates) == "transport_timeout"  # pyright: ignore[reportArgumentType]
-
-
-def test_equally_close_declared_kinds_tie_the_same_way_whatever_the_set_order() -> None:
-    # A set's iteration order follows the hash seed; its answer follows the names alone.
-    kinds = ["quota_hia", "quota_hib"]
-    assert _suggest.closest("quota_hix", frozenset(kinds)) == _suggest.closest("quota_hix", sorted(kinds))
-    assert _suggest.closest("quota_hix", {kinds[1], kinds[0]}) == _suggest.closest("quota_hix", sorted(kinds))
+@pytest.mark.parametrize(
+    ("value", "declarations", "category", "suggested"),
+    [
+        ("cancelled", None, "registered", "cancelled"),
+        ("swe_env:patch_apply_failed", None, "namespaced", "swe_env:patch_apply_failed"),
+        ("swe_env:patch_aply_failed", None, "undeclared", "swe_env:patch_apply_failed"),
+        ("swe_env:judge_faild", None, "undeclared", None),  # a declared server's value means its own kind
+        ("free_env:anything", None, "namespaced", None),
+        ("Other_Env:judge_faild", None, "unregistered", None),  # no declared server: the vocabulary's guess
+        ("free_env:knwn", None, "namespaced", None),
+        ("judge_faild", None, "unregistered", "judge_failed"),
+        (42, None, "unregistered", None),
+        ("free_env:anything", {"free_env": ("known",)}, "undeclared", None),
+        ("free_env:knwn", {"free_env": ("known",)}, "undeclared", "free_env:known"),
+        ("free_env:known", {"free_env": ("known",)}, "namespaced", "free_env:known"),
+        ("swe_env:patch_aply_failed", {"free_env": ("known",)}, "namespaced", None),
+    ],
+)
+def test_category_and_suggestion_follow_the_runtime_or_given_declarations(
+    value: object, declarations: dict[str, tuple[str, ...]] | None, category: str, suggested: str | None
+) -> None:
+    declare_namespace("swe_env", ["patch_apply_failed"])
+    assert _runtime.category(value, declarations) == category
+    assert _suggest.suggest_any(value, declarations) == suggested
 
 
 def test_a_configurations_large_tuple_of_kinds_is_judged_like_a_set() -> None:

@@ -463,111 +463,72 @@ texts = st.one_of(
     registered.map(str.upper),
     registered.map(lambda name: name.replace("_", "-").title()),
     st.sampled_from(sorted(OLDER_LABELS)),
+    st.from_regex(r"[a-z][a-z_]{0,30}", fullmatch=True),
     st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,10}", fullmatch=True),
     st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,10}:[A-Za-z][A-Za-z0-9_]{0,10}", fullmatch=True),
     st.text(max_size=40),
     st.text(max_size=400).map(lambda text: "x" * 300 + text),
-)
-
-
-@given(text=texts, methods=st.sampled_from(sorted(LOOKALIKES)), declared=st.booleans())
-def test_a_str_subclass_is_judged_by_its_text_alone(text: str, methods: str, declared: bool) -> None:
-    value = hostile_str(LOOKALIKES[methods])(text)
-    saved = _runtime.snapshot()
-    try:
-        if declared:  # a declared server changes which of its values pass: both must follow the text
-            declare_namespace("my_env", ["quota_hit"])
-        CALLS.clear()
-        hostile = outcome(value)
-        assert CALLS == []
-        assert hostile == outcome(text)
-    finally:
-        _runtime.restore(saved)
-    label = hostile[2]
-    assert label in (text, OTHER_LABEL) or OLDER_LABELS[text].replacement == label
-    assert is_registered(value) == is_registered(text)
-    assert is_namespaced(value) == is_namespaced(text)
-
-
-@given(target=st.one_of(st.none(), registered, st.just("my_env:quota_hit")))
-def test_an_object_equal_to_anything_is_reported_to_observers_every_time(target: str | None) -> None:
-    # Hashes like None, a registered name or a namespaced value, then claims to equal whatever it meets.
-    methods = {
-        "__eq__": recorded("__eq__", lambda *_: True),
-        "__hash__": recorded("__hash__", lambda *_: hash(target)),
-    }
-    value = type("EqualsAnything", (), methods)()
-    CALLS.clear()
-    assert outcome(value) == (
-        [f"failure kind is not a string: {shown(value)} of type EqualsAnything"],
-        3,
-        OTHER_LABEL,
-    )
-    assert CALLS == []
-    assert not is_registered(value)
-
-
-ordinary = st.one_of(
-    st.from_regex(r"[a-z][a-z_]{0,30}", fullmatch=True),
-    st.from_regex(r"[a-z][a-z0-9_]{0,10}:[a-z][a-z0-9_]{0,10}", fullmatch=True),
-    registered,
-    st.text(max_size=40),
-)
-
-
-@given(text=ordinary, equal=st.booleans())
-@example(text="timeout", equal=True)  # an older label: labelled as the kind that replaced it
-def test_a_colliding_hostile_value_changes_nothing_for_ordinary_strings(text: str, equal: bool) -> None:
-    hostile = Colliding(text, equal)
-    with watched() as (messages, _):
-        for _ in range(2):
-            validate_failure_kind(hostile)
-            metric_label(hostile)
-        hostile_warnings = len(messages)
-        validate_failure_kind(text)
-        validate_failure_kind(text)
-    assert hostile_warnings == 1  # judged by what it is, never by what it claims to equal
-    assert len(messages) == hostile_warnings + (0 if is_registered(text) or is_namespaced(text) else 1)
-    older = OLDER_LABELS.get(text)
-    assert metric_label(text) in (OTHER_LABEL, text, older and older.replacement)
-    assert metric_label(text) == text or not is_registered(text)
-    # Nothing the hostile value did is remembered as the value itself.
-    assert all(type(key) in (str, tuple) for key in failure_kinds._WARNED_UNKNOWN)
-    assert all(key is None or type(key) is str for key in _runtime.SILENT)
-
-
-@given(text=texts)
-def test_an_exact_string_is_warned_about_once_and_observed_every_time(text: str) -> None:
-    # What the one-lookup path of an exact str keeps: a reported value is quiet only without observers.
-    with watched() as (messages, observed):
-        validate_failure_kind(text)
-        before = (len(messages), len(observed))
-        for _ in range(3):
-            validate_failure_kind(text)
-    assert len(messages) == before[0]
-    assert len(observed) == 4 * before[1]
-
-
-any_text = st.one_of(
     st.text(alphabet=st.characters(codec=None), max_size=400),
     st.text(alphabet=st.sampled_from("\n\r\x1b[]0123;m\x00\x07\x85\u2028\u202e\ud800 ab"), max_size=400),
 )
 
 
-@given(any_text)
-def test_every_warning_is_one_safe_line(text: str) -> None:
-    class Sub(str):
-        def __repr__(self) -> str:
-            return "\n" + text
-
+@given(text=texts, methods=st.sampled_from(sorted(LOOKALIKES)), declared=st.booleans(), equal=st.booleans())
+@example(
+    text="timeout", methods="case insensitive", declared=False, equal=True
+)  # labelled as its replacement
+def test_a_value_is_judged_by_what_it_is_never_by_what_its_methods_claim(
+    text: str, methods: str, declared: bool, equal: bool
+) -> None:
     odd_type = type("Odd", (), {"__repr__": lambda self: text})
-    odd_type.__qualname__ = text or "Odd"
-    values = [text, Sub(text), [text], {text: text}, (text,), Sub(text + "x" * 300), odd_type(), [odd_type()]]
-    with watched() as (messages, _):
-        for value in values:
-            validate_failure_kind(value)
-    assert len(messages) >= 6 - (is_registered(text) or is_namespaced(text))
-    for message in messages:
+    odd_type.__qualname__ = text or "Odd"  # a type name is escaped too
+    anything = {
+        "__eq__": recorded("__eq__", lambda *_: True),
+        "__hash__": recorded("__hash__", lambda *_: hash(text)),
+    }
+    # Each hashes like the text (or is a container of it) and raises or claims equality when compared.
+    others = [
+        Colliding(text, equal),
+        type("EqualsAnything", (), anything)(),
+        [text],
+        {text: text},
+        (text,),
+        odd_type(),
+    ]
+    lookalike = hostile_str(LOOKALIKES[methods])(text)
+    saved = _runtime.snapshot()
+    try:
+        if declared:  # a declared server changes which of its values pass: all must follow the text
+            declare_namespace("my_env", ["quota_hit"])
+        CALLS.clear()
+        expected = outcome(text)
+        assert outcome(lookalike) == expected
+        assert (is_registered(lookalike), is_namespaced(lookalike)) == (
+            is_registered(text),
+            is_namespaced(text),
+        )
+        with watched() as (messages, observed):
+            for value in others:
+                for _ in range(3):
+                    assert validate_failure_kind(value) is value
+                    assert metric_label(value) == OTHER_LABEL
+            assert (len(messages), len(observed)) == (len(others), 3 * len(others))
+            assert messages[1] == f"failure kind is not a string: {shown(others[1])} of type EqualsAnything"
+            for _ in range(3):
+                validate_failure_kind(text)
+            # Nothing the others did changed how the text is judged, or is remembered as the value itself.
+            assert (messages[len(others) :], len(observed) - 3 * len(others)) == expected[:2]
+            assert all(type(key) in (str, tuple) for key in failure_kinds._WARNED_UNKNOWN)
+            assert all(key is None or type(key) is str for key in _runtime.SILENT)
+        assert CALLS == []
+    finally:
+        _runtime.restore(saved)
+    warned, observed_times, label = expected
+    # An exact str is warned about once and observed every time it does not pass.
+    assert (len(warned) <= 1, observed_times) == (True, 3 * len(warned))
+    assert label in (text, OTHER_LABEL) or OLDER_LABELS[text].replacement == label
+    assert label == text or not is_registered(text)
+    for message in [*warned, *messages]:
         assert_safe_line(message)
 
 
@@ -614,10 +575,31 @@ def test_a_metaclass_cannot_hide_the_name_of_a_values_type() -> None:
 # Declared namespaces (declare_namespace) --------------------------------------------------------------
 
 
-def test_an_undeclared_kind_of_a_declared_server_warns_once_with_a_suggestion(
+def labels_of(*values: str) -> list[str]:
+    return [metric_label(value) for value in values]
+
+
+def test_a_declared_servers_undeclared_kinds_are_reported_whenever_it_declared(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
+    # Seen (cached as silent, and labelled) while the server declared nothing.
+    for _ in range(2):
+        assert validate_failure_kind("swe_env:patch_aply_failed") == "swe_env:patch_aply_failed"
+    assert labels_of("swe_env:patch_aply_failed", "swe_env:zzz") == [
+        "swe_env:patch_aply_failed",
+        "swe_env:zzz",
+    ]
+    assert warnings_of(caplog) == []
+    labelled, silent_room = _runtime.labelled_namespaced, _runtime.silent_limit - len(_runtime.SILENT)
+
+    class EnvKind(enum.StrEnum):
+        TEST_COLLECTION_ERROR = "test_collection_error"
+
+    declare_namespace("swe_env", ["patch_apply_failed"])
+    declare_namespace("swe_env", ["patch_apply_failed"])  # repeating a declaration changes nothing
+    declare_namespace("swe_env", iter([EnvKind.TEST_COLLECTION_ERROR]))  # an environment's own StrEnum: added
+    assert _runtime.DECLARED["swe_env"] == {"patch_apply_failed", "test_collection_error"}
+    assert all(type(kind) is str for kind in _runtime.DECLARED["swe_env"])
     for _ in range(3):
         for value in (
             "swe_env:patch_aply_failed",
@@ -631,53 +613,19 @@ def test_an_undeclared_kind_of_a_declared_server_warns_once_with_a_suggestion(
         "did you mean 'swe_env:patch_apply_failed'?",
         "undeclared failure kind 'swe_env:zzz' in declared namespace 'swe_env'",
     ]
-    assert metric_label("swe_env:patch_aply_failed") == OTHER_LABEL
-    assert metric_label("swe_env:patch_apply_failed") == "swe_env:patch_apply_failed"
-    assert metric_label("other_env:any") == "other_env:any"
-
-
-def test_declaring_after_values_were_seen_stops_them_passing(caplog: pytest.LogCaptureFixture) -> None:
-    # Seen (and cached as silent, and labelled) while the server declared nothing.
-    for _ in range(2):
-        assert validate_failure_kind("late_env:typo_kind") == "late_env:typo_kind"
-        assert metric_label("late_env:typo_kind") == "late_env:typo_kind"
-        validate_failure_kind("late_env:good_kind")
-    assert warnings_of(caplog) == []
-    declare_namespace("late_env", ["good_kind"])
-    validate_failure_kind("late_env:typo_kind")
-    validate_failure_kind("late_env:good_kind")
-    assert warnings_of(caplog) == [
-        "undeclared failure kind 'late_env:typo_kind' in declared namespace 'late_env'"
+    assert labels_of("swe_env:patch_aply_failed", "swe_env:test_collection_error", "other_env:any") == [
+        OTHER_LABEL,
+        "swe_env:test_collection_error",
+        "other_env:any",
     ]
-    assert metric_label("late_env:typo_kind") == OTHER_LABEL
-    assert metric_label("late_env:good_kind") == "late_env:good_kind"
-
-
-def test_repeated_declarations_add_kinds_and_are_idempotent(caplog: pytest.LogCaptureFixture) -> None:
-    labelled = _runtime.labelled_namespaced
-    silent_room = _runtime.silent_limit - len(_runtime.SILENT)
-
-    class EnvKind(enum.StrEnum):
-        SECOND = "second"
-
-    declare_namespace("grow_env", ["first"])
-    declare_namespace("grow_env", ["first"])
-    declare_namespace("grow_env", iter([EnvKind.SECOND, "first"]))  # an environment's own StrEnum member
-    assert _runtime.DECLARED["grow_env"] == {"first", "second"}
-    assert all(type(kind) is str for kind in _runtime.DECLARED["grow_env"])
     # Declared names take no room from the values of undeclared servers, however often declared.
-    assert _runtime.labelled_namespaced == labelled
-    assert _runtime.silent_limit - len(_runtime.SILENT) == silent_room
-    for name in ("grow_env:first", "grow_env:second"):
-        validate_failure_kind(name)
-        assert metric_label(name) == name
-    assert warnings_of(caplog) == []
+    assert _runtime.labelled_namespaced == labelled - 2 + 1  # the two labelled before lose theirs; other_env
+    assert _runtime.silent_limit - len(_runtime.SILENT) == silent_room  # one value uncached, one cached
     # A value warned about as undeclared passes once declared.
-    validate_failure_kind("grow_env:third")
-    declare_namespace("grow_env", ["third"])
-    validate_failure_kind("grow_env:third")
-    assert metric_label("grow_env:third") == "grow_env:third"
-    assert len(warnings_of(caplog)) == 1
+    declare_namespace("swe_env", ["zzz"])
+    validate_failure_kind("swe_env:zzz")
+    assert labels_of("swe_env:zzz") == ["swe_env:zzz"]
+    assert len(warnings_of(caplog)) == 2
 
 
 @pytest.mark.parametrize(
