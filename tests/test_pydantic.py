@@ -13,9 +13,10 @@ import pytest
 pytest.importorskip("pydantic")
 
 import pydantic
+from helpers import warnings_of
 
 import failure_kinds as fk
-import failure_kinds.history
+from failure_kinds.history import OLDER_LABELS
 from failure_kinds.pydantic import FailureKindField
 
 
@@ -25,71 +26,72 @@ class RolloutFailure(pydantic.BaseModel):
     previous_kind: FailureKindField | None = None
 
 
-def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [record.getMessage() for record in caplog.records if record.name == "failure_kinds"]
-
-
 @pytest.mark.parametrize(
-    "value",
-    ["transport_timeout", fk.SESSION_LOST, fk.FailureKind.CANCELLED, fk.namespaced("my_env", "quota")],
+    ("kinds", "warned"),
+    [
+        (
+            [
+                "transport_timeout",
+                fk.SESSION_LOST,
+                fk.FailureKind.CANCELLED,
+                fk.namespaced("my_env", "quota"),
+            ],
+            [],
+        ),
+        (["shutdown", "cancelled"], []),
+        (
+            ["judge_faild", "judge_faild"],
+            [
+                "unregistered failure_kind 'judge_faild'; did you mean 'judge_failed'? Otherwise register it "
+                "or namespace it as '<server>:<kind>'. Reported once per name."
+            ],
+        ),
+        (
+            ["oom_killed", "oom_killed", "timeout_exceeded"],
+            [
+                "older failure kind label 'oom_killed'; use 'provider_oom_killed'",
+                "older failure kind label 'timeout_exceeded' without a single replacement: "
+                + OLDER_LABELS["timeout_exceeded"].note,
+            ],
+        ),
+        (
+            ["model_env:quota_hit", "model_env:quota_hti"],
+            [
+                "undeclared failure kind 'model_env:quota_hti' in declared namespace 'model_env'; "
+                "did you mean 'model_env:quota_hit'?"
+            ],
+        ),
+    ],
 )
-def test_keeps_good_values_silently(caplog: pytest.LogCaptureFixture, value: str) -> None:
-    failure = RolloutFailure(failure_kind=value)  # type: ignore[arg-type]
-    assert failure.failure_kind == value
-    assert type(failure.failure_kind) is str
-    assert warnings_of(caplog) == []
-
-
-def test_keeps_unregistered_values_and_warns_once(caplog: pytest.LogCaptureFixture) -> None:
-    first = RolloutFailure.model_validate({"failure_kind": "judge_faild"})
-    second = RolloutFailure.model_validate_json('{"failure_kind": "judge_faild"}')
-    assert first.failure_kind == second.failure_kind == "judge_faild"
-    assert warnings_of(caplog) == [
-        "unregistered failure_kind 'judge_faild'; did you mean 'judge_failed'? Otherwise register it or "
-        "namespace it as '<server>:<kind>'. Reported once per name."
-    ]
-
-
-def test_keeps_older_labels_and_names_their_replacement(caplog: pytest.LogCaptureFixture) -> None:
-    renamed = RolloutFailure.model_validate({"failure_kind": "oom_killed", "previous_kind": "oom_killed"})
-    unmapped = RolloutFailure.model_validate_json('{"failure_kind": "timeout_exceeded"}')
-    assert (renamed.failure_kind, renamed.previous_kind, unmapped.failure_kind) == (
-        "oom_killed",
-        "oom_killed",
-        "timeout_exceeded",
-    )
-    assert warnings_of(caplog) == [
-        "older failure kind label 'oom_killed'; use 'provider_oom_killed'",
-        "older failure kind label 'timeout_exceeded' without a single replacement: "
-        + fk.history.OLDER_LABELS["timeout_exceeded"].note,
-    ]
-
-
-def test_serializes_as_plain_string(caplog: pytest.LogCaptureFixture) -> None:
-    failure = RolloutFailure(failure_kind=fk.FailureKind.AGENT_TIMEOUT, previous_kind=None)
-    assert json.loads(failure.model_dump_json()) == {
-        "failure_kind": "agent_timeout",
-        "failure_reason": "",
-        "previous_kind": None,
-    }
-    odd = RolloutFailure.model_validate({"failure_kind": "legacy_label"})
-    assert odd.model_dump() == {"failure_kind": "legacy_label", "failure_reason": "", "previous_kind": None}
-    with caplog.at_level(logging.WARNING, logger="pydantic"):
-        odd.model_dump_json()
+def test_every_string_is_kept_as_a_plain_str_and_reported_once(
+    kinds: list[str], warned: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    fk.declare_namespace("model_env", ["quota_hit"])  # (the autouse fresh_reports takes it back afterwards)
+    for index, kind in enumerate(kinds):
+        previous = kinds[index - 1] if index else None
+        # Built, validated from Python data and from JSON: each keeps the string as it came.
+        for failure in (
+            RolloutFailure(failure_kind=kind, previous_kind=previous),  # type: ignore[arg-type]
+            RolloutFailure.model_validate({"failure_kind": kind, "previous_kind": previous}),
+            RolloutFailure.model_validate_json(json.dumps({"failure_kind": kind, "previous_kind": previous})),
+        ):
+            assert (failure.failure_kind, failure.previous_kind) == (kind, previous)
+            assert type(failure.failure_kind) is str
+            # Serialized as a plain string, with no serialization warning from pydantic.
+            with caplog.at_level(logging.WARNING, logger="pydantic"):
+                dumped = json.loads(failure.model_dump_json())
+            assert dumped == {"failure_kind": kind, "failure_reason": "", "previous_kind": previous}
+            assert failure.model_dump() == dumped
     assert not [record for record in caplog.records if "serializ" in record.getMessage().lower()]
+    assert warnings_of(caplog) == warned
 
 
-def test_optional_field() -> None:
-    assert RolloutFailure(failure_kind="shutdown").previous_kind is None
-    assert RolloutFailure(failure_kind="shutdown", previous_kind="cancelled").previous_kind == "cancelled"
-
-
-def test_non_string_is_a_validation_error() -> None:
+def test_a_non_string_is_a_validation_error() -> None:
     with pytest.raises(pydantic.ValidationError):
         RolloutFailure.model_validate({"failure_kind": 5})
 
 
-def test_field_is_any_failure_kind_validated() -> None:
+def test_the_field_is_any_failure_kind_validated() -> None:
     # Covers what stubtest cannot check (see stubs/stubtest-allowlist.txt).
     assert typing.get_origin(FailureKindField) is typing.Annotated
     base, validator = typing.get_args(FailureKindField)
@@ -103,16 +105,3 @@ def test_only_this_module_imports_pydantic() -> None:
     code += "print('pydantic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
-
-
-def test_undeclared_kind_of_a_declared_server_is_kept_and_reported(caplog: pytest.LogCaptureFixture) -> None:
-    # (The autouse fresh_reports fixture takes the declaration back after the test.)
-    fk.declare_namespace("model_env", ["quota_hit"])
-    good = RolloutFailure(failure_kind="model_env:quota_hit")  # type: ignore[arg-type]
-    odd = RolloutFailure.model_validate({"failure_kind": "model_env:quota_hti"})
-    assert good.failure_kind == "model_env:quota_hit"
-    assert odd.failure_kind == "model_env:quota_hti"
-    assert warnings_of(caplog) == [
-        "undeclared failure kind 'model_env:quota_hti' in declared namespace 'model_env'; "
-        "did you mean 'model_env:quota_hit'?"
-    ]
