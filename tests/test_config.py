@@ -8,6 +8,7 @@ import re
 import string
 import tempfile
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,69 +35,32 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def test_found_by_walking_up_from_the_start(tmp_path: Path) -> None:
+def test_where_the_configuration_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pyproject = write(tmp_path / "pyproject.toml", DECLARATION)
     deep = tmp_path / "src" / "swe_env" / "deeper"
     deep.mkdir(parents=True)
     config = load_config(start=deep)
-    assert config == ProjectConfig(
-        path=pyproject,
-        namespaces={
-            "swe_env": ("patch_apply_failed", "test_collection_error"),
-            "web_env": ("page_load_failed",),
-        },
-        generate_path=tmp_path / "src/swe_env/declared.py",
-    )
-    assert config.declared_names() == {
-        "swe_env:patch_apply_failed",
-        "swe_env:test_collection_error",
-        "web_env:page_load_failed",
+    namespaces = {
+        "swe_env": ("patch_apply_failed", "test_collection_error"),
+        "web_env": ("page_load_failed",),
     }
-
-
-def test_the_working_directory_is_the_default_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(tmp_path / "pyproject.toml", DECLARATION)
-    monkeypatch.chdir(tmp_path)
-    assert set(load_config().namespaces) == {"swe_env", "web_env"}
-
-
-def test_the_nearest_pyproject_wins_even_without_the_table(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", DECLARATION)
+    declared = tmp_path / "src/swe_env/declared.py"
+    assert config == ProjectConfig(path=pyproject, namespaces=namespaces, generate_path=declared)
+    assert config.declared_names() == {
+        f"{server}:{kind}" for server, kinds in namespaces.items() for kind in kinds
+    }
+    monkeypatch.chdir(deep)  # the working directory is the default start
+    assert load_config() == config
+    # The nearest pyproject.toml wins even without the table; --config names a pyproject.toml or any file.
     inner = write(tmp_path / "inner" / "pyproject.toml", "[project]\nname = 'inner'\n")
     assert load_config(start=inner.parent) == ProjectConfig(path=inner)
-
-
-def test_no_pyproject_anywhere_is_an_empty_config(tmp_path: Path) -> None:
-    config = load_config(start=tmp_path)
-    # tmp_path has no pyproject.toml, but a directory above it might; either way nothing is declared
-    # unless that file declares something, and a missing file is never an error.
-    assert config.path is None or config.path.name == "pyproject.toml"
-
-
-def test_config_option_reads_a_pyproject_at_its_tool_table(tmp_path: Path) -> None:
-    pyproject = write(tmp_path / "elsewhere" / "pyproject.toml", DECLARATION)
-    config = load_config(pyproject, start=tmp_path)
-    assert config.path == pyproject
-    assert config.generate_path == pyproject.parent / "src/swe_env/declared.py"
-
-
-def test_config_option_reads_any_other_file_at_its_top_level(tmp_path: Path) -> None:
+    assert load_config(pyproject, start=inner.parent) == config
     standalone = write(
-        tmp_path / "kinds.toml",
-        """\
-        generate = "declared.py"
-        [namespaces]
-        swe_env = ["patch_apply_failed"]
-        """,
+        tmp_path / "kinds.toml", 'generate = "d.py"\n[namespaces]\nswe_env = ["patch_apply_failed"]\n'
     )
     assert load_config(str(standalone)) == ProjectConfig(
-        path=standalone,
-        namespaces={"swe_env": ("patch_apply_failed",)},
-        generate_path=tmp_path / "declared.py",
+        path=standalone, namespaces={"swe_env": ("patch_apply_failed",)}, generate_path=tmp_path / "d.py"
     )
-
-
-def test_a_tool_table_in_another_file_says_where_its_keys_go(tmp_path: Path) -> None:
     ci = write(tmp_path / "ci.toml", DECLARATION)
     with pytest.raises(ConfigError) as raised:
         load_config(ci)
@@ -105,6 +69,13 @@ def test_a_tool_table_in_another_file_says_where_its_keys_go(tmp_path: Path) -> 
         " the keys of [tool.failure-kinds] at its top level: write [namespaces], not"
         " [tool.failure-kinds.namespaces]"
     )
+    # tmp_path has no pyproject.toml above it, or one that declares nothing of ours: never an error.
+    assert load_config(start=tmp_path.parent).namespaces == {}
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert load_config() == ProjectConfig()
 
 
 @pytest.mark.parametrize(
@@ -145,11 +116,7 @@ def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expect
 
 @pytest.mark.parametrize(
     "body",
-    [
-        "a = " + "[" * 5000 + "]" * 5000,
-        "a = " + "{b = " * 3000 + "1" + "}" * 3000,
-        "[tool.failure-kinds.namespaces]\nswe = " + "[" * 100_000,
-    ],
+    ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000, "swe = " + "[" * 100_000],
 )
 def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None:
     write(tmp_path / "pyproject.toml", body)
@@ -157,34 +124,31 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path, body: str) -> None
         load_config(start=tmp_path)
 
 
-def test_unreadable_and_odd_files_are_config_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"missing\.toml: no such file$"):
-        load_config(tmp_path / "missing.toml")
-    with pytest.raises(ConfigError, match="not a regular file"):
-        load_config(tmp_path)
-    fifo = tmp_path / "fifo.toml"
-    os.mkfifo(fifo)
-    with pytest.raises(ConfigError, match="not a regular file"):
-        load_config(fifo)  # must not hang waiting for a writer
+# How a file is made, the error it gives, and whether a pyproject.toml made so is found by the walk up (a
+# missing one or a directory is passed by).
+@pytest.mark.parametrize(
+    ("make", "message", "found"),
+    [
+        (lambda path: None, r"no such file$", False),
+        (lambda path: path.mkdir(), "not a regular file", False),
+        (os.mkfifo, "not a regular file", True),  # must not hang waiting for a writer
+        (lambda path: path.write_bytes(b'generate = "caf\xe9.py"\n'), "not UTF-8", True),
+        (lambda path: (path.touch(), os.truncate(path, SIZE_LIMIT + 1)), "larger than 4 MiB", True),
+    ],
+)  # fmt: skip
+def test_unreadable_and_odd_files_are_config_errors(
+    tmp_path: Path, make: Callable[[Path], object], message: str, found: bool
+) -> None:
+    for path in (tmp_path / "failure-kinds.toml", tmp_path / "pyproject.toml"):
+        make(path)
+        with pytest.raises(ConfigError, match=message) as raised:
+            load_config(path)
+        assert raised.value.whole_file
+    if found:
+        with pytest.raises(ConfigError, match=r"pyproject\.toml: " + message):
+            load_config(start=tmp_path)
     with pytest.raises(ConfigError, match="not a regular file"):
         load_config("/dev/zero")
-    (tmp_path / "latin.toml").write_bytes(b'generate = "caf\xe9.py"\n')
-    with pytest.raises(ConfigError, match="not UTF-8"):
-        load_config(tmp_path / "latin.toml")
-    big = tmp_path / "big.toml"
-    with big.open("wb") as file:
-        file.truncate(SIZE_LIMIT + 1)
-    with pytest.raises(ConfigError, match="larger than"):
-        load_config(big)
-
-
-def test_a_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
-    crafted = tmp_path / "x\nsrc:1:1: FK001 forged\x1b[2J.toml"
-    crafted.write_text("[namespaces]\nswe = 1\n")
-    with pytest.raises(ConfigError) as raised:
-        load_config(crafted)
-    assert "\n" not in str(raised.value)
-    assert "\x1b" not in str(raised.value)
 
 
 NAME = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
@@ -220,20 +184,6 @@ def test_any_text_is_a_config_or_a_config_error(tmp_path_factory: pytest.TempPat
     assert isinstance(outcome, ProjectConfig) or "\n" not in str(outcome)
 
 
-def test_a_removed_working_directory_finds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
-    assert load_config() == ProjectConfig()
-
-
-def test_a_pyproject_that_is_not_a_file_is_named(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "pyproject.toml")
-    with pytest.raises(ConfigError, match=r"pyproject\.toml: not a regular file"):
-        load_config(start=tmp_path)
-
-
 # A table spelled almost as ours is named, not silently ignored.
 
 
@@ -241,26 +191,46 @@ def header(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
 
 
-@settings(max_examples=examples(100), deadline=None)
-@given(
-    st.lists(st.booleans(), min_size=14, max_size=14),
-    st.sampled_from(["_", ".", " ", "__", "-_", "-"]),
-)
-def test_a_misspelled_table_is_a_warning_and_is_not_read(
-    tmp_path_factory: pytest.TempPathFactory, upper: list[bool], separator: str
-) -> None:
-    # Each letter in upper or lower case; the list is as long as the longest spelling.
-    key = "".join(
-        letter.upper() if raise_it else letter
-        for letter, raise_it in zip(f"failure{separator}kinds", upper, strict=False)
+RIGHT = "failure-kinds"
+
+
+def typo(at: int, edit: str, letter: str) -> str:
+    """One letter of the table key left out, added, changed, or two swapped."""
+    return {
+        "delete": RIGHT[:at] + RIGHT[at + 1 :],
+        "insert": RIGHT[:at] + letter + RIGHT[at:],
+        "replace": RIGHT[:at] + letter + RIGHT[at + 1 :],
+        "swap": RIGHT[:at] + RIGHT[at + 1 : at + 2] + RIGHT[at : at + 1] + RIGHT[at + 2 :],
+    }[edit].lstrip("-")  # a bare key may start with "-", but keep the header easy to read
+
+
+def cased(upper: list[bool], separator: str) -> str:
+    """The key in any case, with any separator."""
+    return "".join(
+        letter.upper() if up else letter
+        for letter, up in zip(f"failure{separator}kinds", upper, strict=False)
     )
+
+
+KEYS = st.one_of(
+    st.builds(cased, st.lists(st.booleans(), min_size=14, max_size=14),
+              st.sampled_from(["_", ".", " ", "__", "-_", "-"])),
+    st.builds(typo, st.integers(0, len(RIGHT) - 1), st.sampled_from(["delete", "insert", "replace", "swap"]),
+              st.sampled_from(string.ascii_lowercase + "_-")),
+)  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(KEYS)
+def test_a_misspelled_table_is_a_warning_and_is_not_read(
+    tmp_path_factory: pytest.TempPathFactory, key: str
+) -> None:
     folder = tmp_path_factory.mktemp("config")
     pyproject = write(
-        folder / "pyproject.toml",
-        f'[tool.{header(key)}.namespaces]\nswe_env = ["patch_apply_failed"]\n',
+        folder / "pyproject.toml", f'[tool.{header(key)}.namespaces]\nswe_env = ["patch_apply_failed"]\n'
     )
     config = load_config(start=folder)
-    if key == "failure-kinds":
+    if key == RIGHT:
         assert (config.namespaces, config.warnings) == ({"swe_env": ("patch_apply_failed",)}, ())
         return
     assert config.namespaces == {}
@@ -272,8 +242,7 @@ def test_a_misspelled_table_is_a_warning_and_is_not_read(
     with pyproject.open("a") as file:
         file.write('[tool.failure-kinds.namespaces]\nweb_env = ["page_load_failed"]\n')
     both = load_config(start=folder)
-    assert both.namespaces == {"web_env": ("page_load_failed",)}
-    assert both.warnings == config.warnings
+    assert (both.namespaces, both.warnings) == ({"web_env": ("page_load_failed",)}, config.warnings)
 
 
 # Tables real projects keep under [tool], none of them ours.
@@ -288,54 +257,29 @@ OTHER_TOOLS = (
 )  # fmt: skip
 
 
-def test_other_tools_tables_are_not_warned_about(tmp_path: Path) -> None:
-    body = "".join(f"[tool.{name}]\nsetting = 1\n" for name in OTHER_TOOLS)
-    write(
-        tmp_path / "pyproject.toml",
-        body + '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n',
-    )
-    config = load_config(start=tmp_path)
-    assert (config.namespaces, config.warnings) == ({"swe_env": ("patch_apply_failed",)}, ())
-
-
 @pytest.mark.parametrize(
-    "key", ["failurekinds", "failure-kind", "failure_kind", "FailureKinds", "failre-kinds", "failure-kinsd"]
+    ("keys", "named"),
+    [
+        (OTHER_TOOLS, ()),
+        *(
+            (("ruff", key), (key,))
+            for key in ["failurekinds", "failure-kind", "failure_kind", "FailureKinds"]
+        ),
+        (("ruff", "failre-kinds", "failure-kinsd"), ("failre-kinds", "failure-kinsd")),
+    ],
 )
-def test_a_near_miss_of_the_table_is_named(tmp_path: Path, key: str) -> None:
+def test_only_a_near_miss_of_the_table_is_named(
+    tmp_path: Path, keys: tuple[str, ...], named: tuple[str, ...]
+) -> None:
+    body = "".join(f"[tool.{key}]\nsetting = 1\n" for key in keys)
     pyproject = write(
-        tmp_path / "pyproject.toml",
-        f'[tool.ruff]\n[tool.{key}.namespaces]\nswe_env = ["patch_apply_failed"]\n',
+        tmp_path / "pyproject.toml", body + '[tool.failure-kinds.namespaces]\nswe_env = ["a"]\n'
     )
     config = load_config(start=tmp_path)
-    assert config.namespaces == {}
-    assert config.warnings == (f"{pyproject}: [tool.{key}] is not read; did you mean [tool.failure-kinds]?",)
-
-
-@settings(max_examples=examples(150), deadline=None)
-@given(
-    st.integers(0, len("failure-kinds") - 1),
-    st.sampled_from(["delete", "insert", "replace", "swap"]),
-    st.sampled_from(string.ascii_lowercase + "_-"),
-)
-def test_any_one_typo_in_the_table_key_is_named(
-    tmp_path_factory: pytest.TempPathFactory, at: int, edit: str, letter: str
-) -> None:
-    """One letter left out, added, changed, or two swapped: still a likely misspelling, and named."""
-    right = "failure-kinds"
-    key = {
-        "delete": right[:at] + right[at + 1 :],
-        "insert": right[:at] + letter + right[at:],
-        "replace": right[:at] + letter + right[at + 1 :],
-        "swap": right[:at] + right[at + 1 : at + 2] + right[at : at + 1] + right[at + 2 :],
-    }[edit]
-    if key.strip("-") != key:
-        key = "x" + key  # a bare key may start with "-", but keep the header easy to read
-    folder = tmp_path_factory.mktemp("config")
-    write(folder / "pyproject.toml", f"[tool.ruff]\n[tool.{header(key)}]\n")
-    warnings = load_config(start=folder).warnings
-    assert len(warnings) == (key != right)
-    if warnings:
-        assert warnings[0].endswith("is not read; did you mean [tool.failure-kinds]?")
+    assert config.namespaces == {"swe_env": ("a",)}
+    assert config.warnings == tuple(
+        f"{pyproject}: [tool.{key}] is not read; did you mean [tool.failure-kinds]?" for key in named
+    )
 
 
 @settings(max_examples=examples(150), deadline=None)
