@@ -114,7 +114,7 @@ $(VENV)/%/installed: pyproject.toml $(UV)
 		--upgrade pip --editable '.[$(call extras_for,$*)]'
 	touch $@
 
-# Microsoft's SARIF validator, which tests/test_sarif.py runs on `lint --format sarif` output: a .NET
+# Microsoft's SARIF validator, which tests/test_lint.py runs on `lint --format sarif` output: a .NET
 # binary in an npm package, installed into .venv/npm beside the other npm tools the tests use.
 SARIF_VALIDATOR := $(VENV)/npm/sarif-multitool-installed
 $(SARIF_VALIDATOR):

@@ -1,4 +1,4 @@
-"""failure-kinds lint: which literals it reports, where, and how it says so."""
+"""failure-kinds lint: which literals it reports, where and how (text, JSON, GitHub, SARIF), its inputs."""
 
 from __future__ import annotations
 
@@ -10,107 +10,309 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import pytest
-from helpers import ROOT, examples, needs, run_cli
+from helpers import ROOT, TIMEOUT, examples, needs, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import failure_kinds
 from failure_kinds import lint
+from failure_kinds._runtime import category
 from failure_kinds.cli import main
 from failure_kinds.commands.lint import github_command
 
-
-def refuse(monkeypatch: pytest.MonkeyPatch, *refused: Path) -> None:
-    """Make the lint's open refuse ``refused`` as it would for a user without access. Permissions mean
-    nothing to root, as CI runs, so the refusal is what opening raises."""
-    real_open = lint._open_descriptor
-
-    def refusing_open(path: str) -> int:
-        if path in {str(item) for item in refused}:
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path)
-
-    monkeypatch.setattr(lint, "_open_descriptor", refusing_open)
+SWE = {"swe_env": ("patch_apply_failed", "test_collection_error")}
+OLDER = 'row = {"failure_kind": "peer_drop"}\n'
+OLDER_FOUND = "FK004 older failure kind 'peer_drop': use 'transport_peer_drop'"
+BAD = 'row = {"failure_kind": "bad"}\n'
 
 
-def findings_in(
-    source: str, fields: tuple[str, ...] = lint.DEFAULT_FIELDS
-) -> list[tuple[int, int, str, str]]:
-    checker = lint.Checker(fields)
-    return [
-        (finding.line, finding.col, finding.code, finding.message)
-        for finding in checker.check_source(textwrap.dedent(source).encode(), "example.py")
+def findings(source: str, fields: tuple[str, ...] = lint.DEFAULT_FIELDS, namespaces: Any = None) -> list[Any]:
+    checker = lint.Checker(fields, namespaces)
+    found = checker.check_source(textwrap.dedent(source).encode(), "example.py")
+    return [(item.line, item.col, item.code, item.message) for item in found]
+
+
+def codes(source: str, fields: tuple[str, ...] = lint.DEFAULT_FIELDS, namespaces: Any = None) -> list[Any]:
+    return [(line, code) for line, _, code, _ in findings(source, fields, namespaces)]
+
+
+def run(*arguments: str, cwd: Path = ROOT, **options: Any) -> subprocess.CompletedProcess[str]:
+    return run_cli("lint", *arguments, cwd=cwd, **options)
+
+
+# Where a kind stands. Each shape holds VALUE once, where the literal goes; a finding points at it.
+SHAPES = {
+    "keyword": "record(failure_kind=VALUE)\n",
+    "dict call": "dict(failure_kind=VALUE)\n",
+    "display": 'row = {"failure_kind": VALUE}\n',
+    "subscript": 'row["failure_kind"] = VALUE\n',
+    "attribute": "result.failure_kind = VALUE\n",
+    "annotated attribute": "result.failure_kind: str = VALUE\n",
+    "eq": 'if row["failure_kind"] == VALUE: pass\n',
+    "ne": "if result.failure_kind != VALUE: pass\n",
+    "reversed": 'if VALUE == row["failure_kind"]: pass\n',
+    "in tuple": 'if row["failure_kind"] in ("cancelled", VALUE): pass\n',
+    "not in list": 'if row["failure_kind"] not in [VALUE]: pass\n',
+    "in set": "if result.failure_kind in {VALUE}: pass\n",
+    "validate": "validate_failure_kind(VALUE)\n",
+    "metric label": "fk.metric_label(VALUE)\n",
+    "is registered": "is_registered(VALUE)\n",
+    "is namespaced": "failure_kinds.is_namespaced(VALUE)\n",
+    "conditional keyword": "record(failure_kind=VALUE if failed else None)\n",
+    "conditional keyword, else branch": "record(failure_kind=None if ok else VALUE)\n",
+    "conditional dict value": 'row = {"failure_kind": VALUE if failed else None}\n',
+    "get or fallback": 'kind = row.get("failure_kind") or VALUE\n',
+    "get default": 'kind = row.get("failure_kind", VALUE)\n',
+    "pop default": 'kind = row.pop("failure_kind", VALUE)\n',
+    "plain assignment": "failure_kind = VALUE\n",
+    "annotated plain assignment": "failure_kind: str | None = VALUE\n",
+    "returned from a kind function": "def classify(error) -> FailureKindName:\n    return VALUE\n",
+    "returned conditionally": (
+        "def classify(error) -> 'FailureKindName | None':\n    return VALUE if error else None\n"
+    ),
+    "case": 'match row["failure_kind"]:\n    case "cancelled" | ("shutdown" | VALUE) as kind: pass\n',
+    "mapping case": 'match row:\n    case {"failure_kind": VALUE}:\n        pass\n',
+    "class case": "match failure:\n    case Failure(failure_kind=VALUE):\n        pass\n",
+    "class case alternatives": 'match failure:\n    case Failure(failure_kind="cancelled" | VALUE): pass\n',
+    "walrus comparison": 'if (kind := row["failure_kind"]) == VALUE:\n    pass\n',
+    "walrus name compared later": 'if (kind := row.get("failure_kind")) and kind == VALUE:\n    pass\n',
+    "name read from the field": 'kind = row.get("failure_kind")\nif kind in ("cancelled", VALUE): pass\n',
+    "get compared": 'if row.get("failure_kind") != VALUE:\n    pass\n',
+    "keyword default": "def report(failure_kind: str | None = VALUE) -> None:\n    pass\n",
+    "module constant": "TIMED_OUT = VALUE\n\n\ndef report():\n    record(failure_kind=TIMED_OUT)\n",
+    "annotated module constant": "TIMED_OUT: Final = VALUE\nresult = {'failure_kind': TIMED_OUT}\n",
+    "annotated name": "from failure_kinds import AnyFailureKind\ndef f(k: AnyFailureKind):\n    k == VALUE\n",
+    "enum value": "def f(e: FailureKind):\n    if e.value == VALUE: pass\n",
+    "quoted annotation": 'def f(p: "ProjectFailureKind"):\n    if VALUE == p: pass\n',
+    "optional": "def f(o: Optional[fk.FailureKindName]):\n    if o in ('cancelled', VALUE): pass\n",
+    "union with None": "def f(n: FailureKindName | None):\n    if n not in {VALUE}: pass\n",
+    "final": "limit: Final[FailureKindName] = VALUE\n",
+    "class field": "class Row:\n    kind: FailureKindName\nif row.kind == VALUE: pass\n",
+    "kind name reassigned": "saved: FailureKindName = 'cancelled'\nsaved = VALUE\n",
+    "kind attribute assigned": "class Row:\n    kind: FailureKindName\nrow.kind = VALUE\n",
+    "match on a kind name": "def f(k: FailureKindName):\n    match k:\n        case VALUE: pass\n",
+}
+
+
+def where(shape: str) -> tuple[int, int]:
+    for number, line in enumerate(shape.splitlines(), start=1):
+        if "VALUE" in line:
+            return number, line.index("VALUE") + 1
+    raise AssertionError(shape)
+
+
+def expected_code(value: str) -> str | None:
+    found = category(value)
+    if found == "registered":
+        return None if failure_kinds.FailureKind(value).replaced_by is None else "FK005"
+    return {"namespaced": None, "legacy": "FK004"}.get(found, "FK002" if ":" in value else "FK001")
+
+
+ODD = "judge_faild Transport-Timeout tiemout usersim: :judge tb4:Crash a:b:c usersim:persona_drift peer_drop"
+VALUES = st.one_of(
+    st.sampled_from([*sorted(failure_kinds.FAILURE_KINDS), *ODD.split(), "agent_timeout ", "safe child:x"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20),
+)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.sampled_from(sorted(SHAPES)), VALUES)
+def test_every_shape_reports_a_wrong_value_at_its_literal(shape_name: str, value: str) -> None:
+    shape = SHAPES[shape_name]
+    code = expected_code(value)
+    got = [(line, col, found) for line, col, found, _ in findings(shape.replace("VALUE", repr(value)))]
+    assert got == ([] if code is None else [(*where(shape), code)])
+
+
+@pytest.mark.parametrize("shape_name", sorted(SHAPES))
+def test_every_shape_is_recognised_with_a_typo(shape_name: str) -> None:
+    shape = SHAPES[shape_name]
+    assert [item[:3] for item in findings(shape.replace("VALUE", '"judge_faild"'))] == [
+        (*where(shape), "FK001")
     ]
+    assert findings(shape.replace("VALUE", '"judge_failed"')) == []
 
 
-def codes_by_line(source: str, fields: tuple[str, ...] = lint.DEFAULT_FIELDS) -> list[tuple[int, str]]:
-    return [(line, code) for line, _, code, _ in findings_in(source, fields)]
+NOT_KINDS = """\
+    record(failure_kind=kind)
+    record(failure_kind=f"{prefix}_timeout")
+    record(failure_kind=choose("bad"))
+    record(failure_kind=b"bytes_are_not_kinds")
+    record(other_field="not_a_kind")
+    row = {"reason": "not_a_kind", "failure_kind": None}
+    row["reason"] = "not_a_kind"
+    if row["failure_kind"] == other or row["failure_kind"] in allowed: pass
+    if row["reason"] == "not_a_kind": pass
+    validate_failure_kind(kind)
+    print("failure_kind")
+    kind = row.get("reason") or "not_a_kind"
+    label = row.get("failure_kind", {}).get("label", "not_a_kind")
+    other = row.get("status", "not_a_kind")
+    lower_case = "not_a_kind"
+    record(failure_kind=lower_case)
+    def describe(error) -> str:
+        return "not_a_kind"
+    def classify(error, plain: str, many: list[FailureKindName], k: FailureKindName) -> FailureKindName:
+        def inner():
+            return "not_a_kind"
+        if plain == "not_a_kind" or plain.value == "not_a_kind" or many == ["not_a_kind"]: pass
+        if k == f"{prefix}_timeout" or k in (prefix, choose("bad")): pass
+        match k:
+            case Constants.BAD:
+                pass
+            case [x, y]:
+                pass
+            case {"failure_kind": other_kind}:
+                pass
+        match plain:
+            case "not_a_kind":
+                pass
+        return inner()
+    match row:
+        case {"reason": "not_a_kind"} | Failure(reason="not_a_kind"):
+            pass
+    if (reason := row["reason"]) == "not_a_kind" or row.get("failure_kind") and reason == "not_a_kind": pass
+    if row.other == "not_a_kind" or self.current == "not_a_kind": pass
+    STATUS = "first"
+    STATUS = "second"
+    record(failure_kind=STATUS)
+    import failure_kinds as fk
+    import other_module as om
+    from failure_kinds import FAILURE_KINDS, OTHER_LABEL, TRANSPORT_TIMEOUT, FailureKind, FailureKindName
+    from other_module import TRANSPORT_TIMOUT
+    kinds = (fk.AGENT_TIMEOUT, fk.FAILURE_KINDS, fk.OTHER_LABEL, FailureKind.JUDGE_FAILED)
+    others = (om.AGENT_TIMOUT, om.TRANSPORT_TIMOUT, fk.FailureKind.AGENT_TIMEOUT.value, fk.__version__)
+    # Names the package lacks that are nothing like a kind fail at import on their own.
+    from failure_kinds import ACTIVE_FAILURE_KINDS, FAILURE_KIND_REGISTRY
+    registry = fk.RESERVED_FAILURE_KINDS
+"""
 
 
-def test_every_position_is_recognised() -> None:
+def test_what_is_not_a_kind_is_never_reported() -> None:
+    assert findings(NOT_KINDS) == []
+
+
+def test_messages_name_the_value_and_a_suggestion() -> None:
     source = """\
-        record(failure_kind="bad_keyword")
-        dict(failure_kind="bad_dict_call")
-        row = {"failure_kind": "bad_display"}
-        row["failure_kind"] = "bad_subscript"
-        result.failure_kind = "bad_attribute"
-        result.failure_kind: str = "bad_annotated"
-        if row["failure_kind"] == "bad_eq": pass
-        if result.failure_kind != "bad_ne": pass
-        if "bad_reversed" == row["failure_kind"]: pass
-        if row["failure_kind"] in ("cancelled", "bad_in_tuple"): pass
-        if row["failure_kind"] not in ["bad_in_list"]: pass
-        if result.failure_kind in {"bad_in_set"}: pass
-        validate_failure_kind("bad_validate")
-        fk.metric_label("bad_metric")
-        is_registered("bad_registered")
-        failure_kinds.is_namespaced("bad_namespaced")
+        record(failure_kind="judge_faild")
+        record(failure_kind="invented_thing")
+        record(failure_kind="my_env:Quota")
+        record(failure_kind="swe_env:patch_aply_failed")
+        record(failure_kind="swe_env:patch_apply_failed")
+        record(failure_kind="web_env:anything_goes")
+        record(failure_kind="swe_env:invented_here")
+        row = {"failure_kind": "swe_env:test_colection_error"}  # noqa: FK003
+        a = {"failure_kind": "timeout_exceeded"}
+        TIMED_OUT = "transport_timout"
+        if row["failure_kind"] == TIMED_OUT: record(failure_kind=TIMED_OUT)
         """
-    assert codes_by_line(source) == [(line, "FK001") for line in range(1, 17)]
-
-
-def test_registered_namespaced_and_non_literals_are_clean() -> None:
-    source = """\
-        record(failure_kind="transport_timeout")
-        record(failure_kind="my_env:quota_hit")
-        record(failure_kind=kind)
-        record(failure_kind=f"{prefix}_timeout")
-        record(failure_kind=choose("bad"))
-        record(failure_kind=b"bytes_are_not_kinds")
-        record(other_field="not_a_kind")
-        row = {"reason": "not_a_kind", "failure_kind": None}
-        row["reason"] = "not_a_kind"
-        if row["failure_kind"] == other: pass
-        if row["failure_kind"] in allowed: pass
-        if row["reason"] == "not_a_kind": pass
-        validate_failure_kind(kind)
-        print("failure_kind")
-        """
-    assert findings_in(source) == []
-
-
-def test_messages_name_value_and_suggestion() -> None:
-    (first, second, third) = findings_in(
-        'record(failure_kind="judge_faild")\nrecord(failure_kind="my_env:Quota")\n'
-        'record(failure_kind="invented_thing")\n'
-    )
-    assert first == (1, 21, "FK001", "unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?")
-    assert second[2] == "FK002"
-    assert "'my_env:Quota'" in second[3]
-    assert third[3] == "unregistered failure kind 'invented_thing'"
+    malformed = "expected <server>:<kind>, each [a-z][a-z0-9_]*"
+    assert findings(source, namespaces=SWE) == [
+        (1, 21, "FK001", "unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?"),
+        (2, 21, "FK001", "unregistered failure kind 'invented_thing'"),
+        (3, 21, "FK002", f"malformed namespaced failure kind 'my_env:Quota': {malformed}"),
+        (
+            4,
+            21,
+            "FK003",
+            "undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; "
+            "did you mean 'swe_env:patch_apply_failed'?",
+        ),
+        (7, 21, "FK003", "undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind"),
+        (
+            9,
+            22,
+            "FK004",
+            "older failure kind 'timeout_exceeded' has no single replacement; choose the kind that fits",
+        ),
+        # A module constant used as a kind twice is one literal, reported once.
+        (10, 13, "FK001", "unregistered failure kind 'transport_timout'; did you mean 'transport_timeout'?"),
+    ]
+    # Without the declaration every well-formed namespaced kind passes.
+    assert [code for _, code in codes(source)] == ["FK001", "FK001", "FK002", "FK004", "FK001"]
 
 
 @pytest.mark.parametrize("value", ["my_env:", ":kind", "a:b:c", "My_env:x", "env:Kind", "env :kind"])
 def test_malformed_namespaced_is_fk002(value: str) -> None:
-    assert codes_by_line(f"record(failure_kind={value!r})\n") == [(1, "FK002")]
+    assert codes(f"record(failure_kind={value!r})\n") == [(1, "FK002")]
 
 
-def test_columns_are_characters_not_bytes() -> None:
-    assert findings_in('é = {"failure_kind": "bad"}\n')[0][:2] == (1, 22)
+def test_a_deprecated_kind_is_fk005_and_a_noqa_for_fk001_still_silences_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # None is deprecated today; a later release sets replaced_by on the member, as here.
+    kind = failure_kinds.FailureKind
+    monkeypatch.setattr(
+        kind, "replaced_by", property(lambda k: kind.AGENT_TIMEOUT if k == "cancelled" else None)
+    )
+    source = (
+        'row = {"failure_kind": "cancelled"}\nother = {"failure_kind": "agent_timeout"}\n'
+        'old = {"failure_kind": "cancelled"}  # noqa: FK001\n'
+    )
+    assert findings(source) == [(1, 24, "FK005", "deprecated failure kind 'cancelled': use 'agent_timeout'")]
 
 
-def test_noqa() -> None:
+NAME_SHAPES = {
+    "from import": ("from failure_kinds import JUDGE_FAILED, TRANSPORT_TIMOUT\n", (1, 41)),
+    "import as": ("import failure_kinds as fk\n\nkind = fk.AGENT_TIMOUT\n", (3, 11)),
+    "plain import": ("import failure_kinds\nkind = failure_kinds.AGENT_TIMOUT\n", (2, 22)),
+    "submodule import": ("import failure_kinds.lint\nkind = failure_kinds.AGENT_TIMOUT\n", (2, 22)),
+    "enum member": ("from failure_kinds import FailureKind as FK\nkind = FK.AGENT_TIMOUT\n", (2, 11)),
+    "enum of an alias": ("import failure_kinds as fk\nkind = fk.FailureKind.AGENT_TIMOUT\n", (2, 23)),
+    "enum of the package": ("import failure_kinds\nkind = failure_kinds.FailureKind.AGENT_TIMOUT\n", (2, 34)),
+    # The alias is learned in one statement and used in a later one that mentions no field.
+    "alias used far away": (
+        "import failure_kinds as fk\n\n\ndef later():\n    return (fk.\n  AGENT_TIMOUT)\n",
+        (6, 3),
+    ),
+    "lone carriage returns": (
+        "import failure_kinds as fk\rx = 1\rdef later():\r    return fk.AGENT_TIMOUT\r",
+        (4, 15),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAME_SHAPES))
+def test_a_constant_the_package_lacks_is_reported_at_its_name(name: str) -> None:
+    source, position = NAME_SHAPES[name]
+    ((line, col, code, message),) = findings(source)
+    assert ((line, col), code) == (position, "FK001")
+    assert "; did you mean" in message
+    assert "TIMEOUT" in message
+
+
+def test_an_older_constant_is_fk004() -> None:
+    source = "import failure_kinds as fk\nc = fk.OOM_KILLED\nd = fk.TIMEOUT_EXCEEDED\n"
+    older = "failure_kinds.{} names the older failure kind {!r}; {}"
+    assert findings(source) == [
+        (2, 8, "FK004", older.format("OOM_KILLED", "oom_killed", "use PROVIDER_OOM_KILLED")),
+        (3, 8, "FK004", older.format("TIMEOUT_EXCEEDED", "timeout_exceeded", "it has no single replacement")),
+    ]
+
+
+# A statement is walked only when it mentions a field, a kind type, a checked function, the package or a
+# name learned from them; kinds learned anywhere in the file count everywhere.
+@settings(max_examples=examples(150), deadline=None)
+@given(st.permutations(range(4)), st.integers(0, 3))
+def test_names_learned_anywhere_count_in_any_statement_order(order: list[int], filler: int) -> None:
+    blocks = [
+        "class Row:\n    kind: FailureKindName\n",
+        "def first(row):\n    if row.kind == 'kill_shapd':\n        pass\n",
+        "def second(k: FailureKindName):\n    pass\n",
+        "@decorated(k)\ndef third(k):\n    match k:\n        case 'sesion_lost':\n            pass\n",
+    ]
+    padding = "".join(f"def pad_{index}():\n    return {index}\n" for index in range(filler))
+    source = padding + "\n".join(blocks[index] for index in order)
+    lines = source.splitlines()
+    got = sorted(lines[line - 1][col - 1 :].split("'")[1] for line, col, _, _ in findings(source))
+    assert got == ["kill_shapd", "sesion_lost"]
+
+
+def test_noqa_and_the_field_option() -> None:
     source = """\
         a = {"failure_kind": "bad_one"}  # noqa
         b = {"failure_kind": "bad_two"}  # noqa: FK001
@@ -118,111 +320,235 @@ def test_noqa() -> None:
         d = {"failure_kind": "bad:Four"}  # noqa: FK001
         e = {"failure_kind": "bad_five"}  # noqa: E501
         f = {"failure_kind": "bad_six"}
+        record(failure_kind="bad_one", kind="bad_two", error_kind="bad_three")
         """
-    assert codes_by_line(source) == [(4, "FK002"), (5, "FK001"), (6, "FK001")]
-
-
-def test_field_option_replaces_the_default() -> None:
-    source = 'record(failure_kind="bad_one", kind="bad_two", error_kind="bad_three")\n'
-    assert [line for line, _ in codes_by_line(source, ("kind", "error_kind"))] == [1, 1]
-    assert len(codes_by_line(source)) == 1
+    assert codes(source) == [(4, "FK002"), (5, "FK001"), (6, "FK001"), (7, "FK001")]
+    assert [col for _, col, _, _ in findings(source, ("kind", "error_kind"))] == [37, 59]
     # A --field typed in bytes that are not UTF-8 holds a surrogate escape: looked for, never a crash.
-    assert [line for line, _ in codes_by_line(source, ("kind", "\udcff"))] == [1]
+    assert codes(source, ("kind", "\udcff")) == [(7, "FK001")]
 
 
-def test_file_that_does_not_parse_is_fk000() -> None:
-    ((line, _, code, message),) = findings_in("def broken(:\n    pass\n")
-    assert (line, code) == (1, "FK000")
-    assert message.startswith("cannot parse")
+ENCODABLE = st.text(alphabet=st.characters(codec="latin-1", exclude_categories=("Cc", "Cs")), max_size=30)
 
 
-def test_null_bytes_and_bad_encoding_are_fk000(tmp_path: Path) -> None:
-    (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
-    (tmp_path / "latin.py").write_bytes(b'x = "caf\xe9"\n')
-    findings, unreadable = lint.lint_paths([str(tmp_path)])
-    assert [(Path(finding.path).name, finding.code) for finding in findings] == [
-        ("latin.py", "FK000"),
-        ("nul.py", "FK000"),
-    ]
-    assert unreadable == []
-
-
-@pytest.mark.parametrize(
-    ("encoding", "said", "iconv"),
-    [
-        ("utf-16", "UTF-16 (little-endian)", "UTF-16"),
-        ("utf-16-be", "UTF-16 (big-endian)", "UTF-16BE"),
-        ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
-    ],
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    ENCODABLE, st.sampled_from(["latin-1", "utf-8", "cp1252", "iso-8859-15"]), st.booleans(), st.booleans()
 )
-def test_wide_text_is_fk000_naming_its_encoding(encoding: str, said: str, iconv: str) -> None:
-    (finding,) = lint.Checker().check_source('row = {"failure_kind": "bad"}\n'.encode(encoding), "w.py")
-    assert finding.message == (
-        f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
-        f"convert it with iconv -f {iconv} -t UTF-8"
+def test_columns_count_characters_in_the_declared_encoding(
+    prefix: str, encoding: str, bom: bool, cr: bool
+) -> None:
+    line = f"x = {prefix!r}, {{'failure_kind': 'bad'}}"
+    try:
+        body = line.encode(encoding)
+    except UnicodeEncodeError:
+        return
+    # A declared encoding is read at a lone carriage return too, as the parser reads it.
+    cookie = f"# -*- coding: {encoding} -*-".encode() + (b"\r" if cr else b"\n")
+    if bom and encoding != "utf-8":
+        return
+    (finding,) = lint.Checker().check_source(
+        (b"\xef\xbb\xbf" if bom else b"") + cookie + body + b"\n", "x.py"
     )
+    assert (finding.line, finding.col, finding.code) == (2, line.index("'bad'") + 1, "FK001")
 
 
-def test_directories_are_searched_recursively(tmp_path: Path) -> None:
-    (tmp_path / "pkg" / "sub").mkdir(parents=True)
-    (tmp_path / ".hidden").mkdir()
-    (tmp_path / "pkg" / "a.py").write_text('row = {"failure_kind": "bad_a"}\n')
-    (tmp_path / "pkg" / "sub" / "b.pyi").write_text('X = dict(failure_kind="bad_b")\n')
-    (tmp_path / "pkg" / "sub" / "c.txt").write_text('row = {"failure_kind": "bad_c"}\n')
-    (tmp_path / ".hidden" / "d.py").write_text('row = {"failure_kind": "bad_d"}\n')
-    findings, _ = lint.lint_paths([str(tmp_path)])
-    assert [Path(finding.path).name for finding in findings] == ["a.py", "b.pyi"]
+# Files the lint cannot read as source are FK000, and the other files are still linted.
+
+DEEP_SOURCES = {
+    "attribute chain": "y = a" + ".b" * 5000 + "\n",
+    "long attribute chain": "y = a" + ".b" * 100_000 + "\n",
+    "operator chain": "y = 1" + " + 1" * 100_000 + "\n",
+    "call chain": "y = f" + "()" * 50_000 + "\n",
+    "subscript chain": "y = a" + "[0]" * 100_000 + "\n",
+    "nested brackets": "y = " + "[" * 5000 + "]" * 5000 + "\n",
+    "unary chain": "y = " + "-" * 100_000 + "x\n",
+    "not chain": "y = " + "not " * 100_000 + "x\n",
+    "nested lambdas": "y = " + "lambda: " * 20_000 + "x\n",
+    "nested blocks": "".join(" " * depth + "if x:\n" for depth in range(200)) + " " * 200 + "pass\n",
+    "annotation chain": "k: " + " | ".join(["FailureKindName"] * 20_000) + ' = "bad"\n',
+}
+UNLINTABLE = {
+    "syntax": (b"def broken(:\n    pass\n", 12, "cannot parse: invalid syntax"),
+    "null byte": (b"x = 1\x00\n", 1, "cannot parse: source code string cannot contain null bytes"),
+    "latin-1 undeclared": (
+        b'x = "caf\xe9"\n',
+        11,
+        "cannot parse: (unicode error) 'utf-8' codec can't decode",
+    ),
+    "unknown coding": (
+        b"# -*- coding: klingon -*-\n" + BAD.encode(),
+        1,
+        "cannot parse: unknown encoding: klingon",
+    ),
+    **{
+        f"wide {encoding}": (
+            BAD.encode(encoding),
+            1,
+            f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
+            f"convert it with iconv -f {iconv} -t UTF-8",
+        )
+        for encoding, said, iconv in [
+            ("utf-16", "UTF-16 (little-endian)", "UTF-16"),
+            ("utf-16-be", "UTF-16 (big-endian)", "UTF-16BE"),
+            ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
+        ]
+    },
+}
 
 
-def run(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return run_cli("lint", *arguments, cwd=cwd)
+@pytest.mark.parametrize("name", sorted(UNLINTABLE))
+def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> None:
+    source, col, said = UNLINTABLE[name]
+    (finding,) = lint.Checker().check_source(source, "x.py")
+    assert (finding.line, finding.col, finding.code) == (1, col, "FK000")
+    assert finding.message.startswith(said)
 
 
-def test_command_text_output_and_exit_codes(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text('x = 1\nrow = {"failure_kind": "verifer_error"}\n')
-    good = tmp_path / "good.py"
-    good.write_text('row = {"failure_kind": "verifier_error"}\n')
-    result = run(str(bad), str(good))
-    assert result.returncode == 1
+@pytest.mark.parametrize("name", sorted(DEEP_SOURCES))
+def test_deeply_nested_source_is_fk000_or_linted_never_a_crash(name: str) -> None:
+    found = lint.Checker().check_source(
+        ('{"failure_kind": "bad"}\n' + DEEP_SOURCES[name]).encode(), "deep.py"
+    )
+    assert [item.code for item in found] in (["FK000"], ["FK001"], ["FK001", "FK001"])
+    assert found[0].code == "FK001" or found[0].message.startswith("cannot parse")
+
+
+def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
+    """Through the command, with bounded memory: every deep file is FK000 or linted, the rest reported."""
+    for index, name in enumerate(sorted(DEEP_SOURCES)):
+        (tmp_path / f"a_{index:02d}.py").write_text(DEEP_SOURCES[name])
+    (tmp_path / "b_broken.py").write_text("def f(:\n")
+    big = tmp_path / "c_big.py"
+    with big.open("wb") as file:
+        file.write(BAD.encode())
+        file.truncate(lint.SIZE_LIMIT + 1)  # sparse: costs no disk
+    (tmp_path / "z_last.py").write_text('row = {"failure_kind": "judge_faild"}\n')
+    limit = (
+        "import resource, runpy, sys;"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, 2 * 1024 ** 3));"
+        "sys.argv = ['failure-kinds', 'lint', sys.argv[1]];"
+        "runpy.run_module('failure_kinds', run_name='__main__')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", limit, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert (result.returncode, result.stderr) == (1, "")
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith(f"{tmp_path / 'z_last.py'}:1:24: FK001")
+    assert f"{big}:1:1: FK000 larger than 8 MiB; not read" in lines
+    assert f"{tmp_path / 'b_broken.py'}:1:7: FK000 cannot parse: invalid syntax" in lines
+    assert all(": FK000 " in line for line in lines[:-1])
+
+
+# fmt: off
+SOURCE_PIECES = st.sampled_from([
+    BAD, "match k:\n    case 'x' | 'y': pass\n", "def f(k: FailureKindName):\n    return k == 'no'\n",
+    "# -*- coding: latin-1 -*-\n", "\ufeff", "\r\n", "\r", "\x00", "é", "(" * 300, "[" * 100, '"""', "\\",
+    "\t", "x = a" + ".b" * 3000, "\x0c", "k: FailureKindName = ", "'swe_env:patch_aply_failed'\n",
+])
+# fmt: on
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=400),
+        st.lists(SOURCE_PIECES, max_size=12).map(
+            lambda pieces: "".join(pieces).encode("utf-8", "surrogatepass")
+        ),
+        st.lists(SOURCE_PIECES, max_size=12).map(lambda pieces: "".join(pieces).encode("latin-1", "replace")),
+    )
+)
+def test_any_bytes_give_findings_never_an_exception(source: bytes) -> None:
+    found = lint.Checker(lint.DEFAULT_FIELDS, SWE).check_source(source, "any.py")
+    assert all(item.line >= 1 and item.col >= 1 and "\n" not in str(item) for item in found)
+    assert all(item.code in ("FK000", "FK001", "FK002", "FK003") for item in found)
+    assert len(found) == 1 or "FK000" not in [item.code for item in found]
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    st.lists(st.sampled_from(["\\d", "\\w", "\\.", "\\ ", "\\q", "\\%", "\\/"]), min_size=1, max_size=5).map(
+        "".join
+    )
+)
+def test_the_linted_files_compiler_warnings_are_captured(escapes: str) -> None:
+    import warnings
+
+    # "is" with a literal is a SyntaxWarning on every supported Python; an invalid escape is one on 3.12+.
+    source = f'pattern = "{escapes}"\nif pattern is "x": pass\n{BAD}'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = lint.Checker().check_source(source.encode(), "escapes.py")
+    assert caught == []
+    assert [(item.code, item.line) for item in found] == [("FK001", 3)]
+
+
+def test_the_command_prints_none_of_the_linted_files_warnings(tmp_path: Path) -> None:
+    crafted = tmp_path / "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
+    crafted.write_text(f'pattern = "\\d"\nif pattern is "x": pass\n{BAD}')
+    # "error" would turn a warning that escaped into a failure; the default filters would print it.
+    for filters in ("default", "error", "always"):
+        result = run(str(crafted), env={"PYTHONWARNINGS": filters})
+        assert (result.returncode, result.stderr) == (1, "")
+        (line,) = result.stdout.splitlines()
+        assert line.isprintable()
+        assert line.endswith(":3:24: FK001 unregistered failure kind 'bad'")
+
+
+# The command: output, exit codes, configuration, inputs
+
+
+def test_text_and_json_output_and_exit_codes(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text(
+        'x = 1\nrow = {"failure_kind": "verifer_error"}\ny = {"failure_kind": "a:B"}\n'
+    )
+    (tmp_path / "good.py").write_text('row = {"failure_kind": "verifier_error"}\n')
+    result = run("bad.py", "good.py", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (1, "")
     assert result.stdout == (
-        f"{bad}:2:24: FK001 unregistered failure kind 'verifer_error'; did you mean 'verifier_error'?\n"
+        "bad.py:2:24: FK001 unregistered failure kind 'verifer_error'; did you mean 'verifier_error'?\n"
+        "bad.py:3:22: FK002 malformed namespaced failure kind 'a:B': expected <server>:<kind>, each "
+        "[a-z][a-z0-9_]*\n"
     )
-    clean = run(str(good))
-    assert (clean.returncode, clean.stdout) == (0, "")
+    assert json.loads(run("bad.py", "--format", "json", cwd=tmp_path).stdout)[1] == {
+        "path": "bad.py",
+        "line": 3,
+        "col": 22,
+        "code": "FK002",
+        "message": "malformed namespaced failure kind 'a:B': expected <server>:<kind>, each [a-z][a-z0-9_]*",
+    }
+    for output in ("text", "json", "github", "sarif"):
+        clean = run("good.py", "--format", output, cwd=tmp_path)
+        assert (clean.returncode, clean.stderr) == (0, "")
+    assert run(cwd=tmp_path).returncode == 2
 
 
-def test_command_json_output(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text('row = {"failure_kind": "a:B"}\n')
-    result = run(str(bad), "--format", "json")
-    assert result.returncode == 1
-    assert json.loads(result.stdout) == [
-        {
-            "path": str(bad),
-            "line": 1,
-            "col": 24,
-            "code": "FK002",
-            "message": "malformed namespaced failure kind 'a:B': "
-            "expected <server>:<kind>, each [a-z][a-z0-9_]*",
-        }
-    ]
-
-
-def test_command_usage_errors(tmp_path: Path) -> None:
-    missing = run(str(tmp_path / "missing.py"))
-    assert missing.returncode == 2
-    assert missing.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file\n"
-    assert "Traceback" not in missing.stderr
-    assert run().returncode == 2
-
-
-def test_fk000_does_not_stop_the_other_files(tmp_path: Path) -> None:
-    (tmp_path / "a_broken.py").write_text("def f(:\n")
-    (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    result = run(str(tmp_path))
-    assert result.returncode == 1
-    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["FK000", "FK001"]
+def test_the_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
+    )
+    producer = project / "src" / "producer.py"
+    producer.write_text('row = {"failure_kind": "swe_env:patch_aply_failed"}\n')
+    found = run("producer.py", cwd=project / "src")
+    assert found.returncode == 1
+    assert found.stdout == (
+        "producer.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no "
+        "such kind; did you mean 'swe_env:patch_apply_failed'?\n"
+    )
+    elsewhere = tmp_path / "kinds.toml"
+    elsewhere.write_text('[namespaces]\nswe_env = ["patch_aply_failed"]\n')
+    assert run(str(producer), "--config", str(elsewhere), cwd=tmp_path).returncode == 0
+    elsewhere.write_text('[namespaces]\nswe_env = ["Patch"]\n')
+    malformed = run(str(producer), "--config", str(elsewhere), cwd=tmp_path)
+    assert (malformed.returncode, malformed.stdout) == (2, "")
+    assert malformed.stderr == (
+        "failure-kinds lint: error: kinds.toml: [namespaces] 'swe_env': the kind 'Patch' does not match "
+        "[a-z][a-z0-9_]*\n"
+    )
 
 
 @pytest.mark.interpreter_independent
@@ -245,467 +571,197 @@ def test_pre_commit_hook_definition(tmp_path: Path) -> None:
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "PATH": str(Path(shutil.which("git") or "git").parent),
     }
-    # Every hook the repository defines, on the files given.
-    command = [str(pre_commit), "try-repo", str(ROOT), "--files"]
-    failing = subprocess.run(
-        [*command, "bad.py", "good.py", "undeclared.py", "pyproject.toml"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=environment,
-    )
+    command = [str(pre_commit), "try-repo", str(ROOT), "--files"]  # every hook the repository defines
+    options: Any = {"cwd": project, "capture_output": True, "text": True, "env": environment}
+    failing = subprocess.run([*command, "bad.py", "good.py", "undeclared.py", "pyproject.toml"], **options)
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "bad.py:1:24: FK001 unregistered failure kind 'judge_faild'" in failing.stdout
     assert "undeclared.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed'" in failing.stdout
     assert "declared.py is missing; run failure-kinds generate" in failing.stdout
-    written = run_cli("generate", cwd=project)
-    assert written.returncode == 0, written.stderr
-    passing = subprocess.run(
-        [*command, "good.py", "pyproject.toml", "declared.py"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=environment,
-    )
+    assert run_cli("generate", cwd=project).returncode == 0
+    passing = subprocess.run([*command, "good.py", "pyproject.toml", "declared.py"], **options)
     assert passing.returncode == 0, passing.stdout + passing.stderr
 
 
-def test_unreadable_file_is_named_the_rest_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    secret = tmp_path / "a_secret.py"
-    secret.write_text("x = 1\n")
-    (tmp_path / "b_bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    refuse(monkeypatch, secret)
-    findings, unreadable = lint.lint_paths([str(tmp_path)])
-    assert unreadable == [f"{secret}: permission denied"]
-    assert [Path(finding.path).name for finding in findings] == ["b_bad.py"]
+def test_a_dash_is_a_usage_error_naming_standard_input(tmp_path: Path) -> None:
+    for arguments in (["-"], ["ok.py", "-"], ["--fix", "-"]):
+        result = run(*arguments, cwd=tmp_path, stdin=BAD)
+        assert (result.returncode, result.stdout) == (2, ""), arguments
+        assert result.stderr == (
+            "failure-kinds lint: error: - would be standard input, which lint does not read: name files or "
+            "directories (a file named - as ./-)\n"
+        )
+    (tmp_path / "-").write_text(BAD)
+    named = run("./-", cwd=tmp_path)
+    assert (named.returncode, named.stdout[:20]) == (1, "./-:1:24: FK001 unre")
 
 
-# Declared namespaces (FK003)
-
-SWE = {"swe_env": ("patch_apply_failed", "test_collection_error")}
-
-
-def declared_findings(source: str) -> list[tuple[int, int, str, str]]:
-    checker = lint.Checker(lint.DEFAULT_FIELDS, SWE)
-    return [
-        (finding.line, finding.col, finding.code, finding.message)
-        for finding in checker.check_source(textwrap.dedent(source).encode(), "example.py")
-    ]
-
-
-def test_undeclared_kind_of_a_declared_server_is_fk003_with_suggestion() -> None:
-    source = """\
-        record(failure_kind="swe_env:patch_aply_failed")
-        record(failure_kind="swe_env:patch_apply_failed")
-        record(failure_kind="web_env:anything_goes")
-        record(failure_kind="swe_env:invented_here")
-        record(failure_kind="swe_env:Bad")
-        row = {"failure_kind": "swe_env:test_colection_error"}  # noqa: FK003
-        """
-    assert declared_findings(source) == [
-        (
-            1,
-            21,
-            "FK003",
-            "undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; "
-            "did you mean 'swe_env:patch_apply_failed'?",
-        ),
-        (4, 21, "FK003", "undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind"),
-        (
-            5,
-            21,
-            "FK002",
-            "malformed namespaced failure kind 'swe_env:Bad': expected <server>:<kind>, each [a-z][a-z0-9_]*",
-        ),
-    ]
-    # Without the declaration every well-formed namespaced kind passes, as before.
-    assert codes_by_line(source) == [(5, "FK002")]
-
-
-# Where lint sees kinds that checkers cannot: match statements and annotated names
-
-
-def test_match_cases_on_a_kind_are_checked() -> None:
-    source = """\
-        match row["failure_kind"]:
-            case "transport_timout":
-                pass
-            case "cancelled" | "judge_faild" | "swe_env:patch_aply_failed":
-                pass
-            case ("verifer_error" | "shutdown") as kind:
-                pass
-            case other:
-                pass
-        match result.failure_kind:
-            case "sesion_lost":
-                pass
-        match something_else:
-            case "not_a_kind":
-                pass
-        match row["reason"]:
-            case "not_a_kind":
-                pass
-        """
-    assert [(line, code) for line, _, code, _ in declared_findings(source)] == [
-        (2, "FK001"),
-        (4, "FK001"),
-        (4, "FK003"),
-        (6, "FK001"),
-        (11, "FK001"),
-    ]
-
-
-def test_names_and_attributes_annotated_as_kinds_are_checked() -> None:
-    source = """\
-        from typing import Final, Optional
-        import failure_kinds as fk
-        from failure_kinds import AnyFailureKind, FailureKind, FailureKindName
-        from myenv.failure_kinds_declared import ProjectFailureKind
-
-
-        class Row:
-            kind: FailureKindName
-            other: str
-
-
-        def handle(k: AnyFailureKind, e: FailureKind, p: "ProjectFailureKind",
-                   o: Optional[fk.FailureKindName], n: FailureKindName | None, plain: str,
-                   many: list[FailureKindName]) -> None:
-            if k == "transport_timout": pass
-            if e != "cancel" or e.value == "cancell" or plain.value == "not_a_kind": pass
-            if "verifer_error" == p: pass
-            if o in ("cancelled", "judge_faild"): pass
-            if n not in {"shutdwn"}: pass
-            if plain == "not_a_kind": pass
-            if many == ["not_a_kind"]: pass
-            match k:
-                case "agent_timout":
-                    pass
-            match plain:
-                case "not_a_kind":
-                    pass
-
-
-        limit: Final[FailureKindName] = "cohort_incomplete"
-        saved: FailureKindName = "persistance_failed"
-        row = Row()
-        if row.kind == "kill_shapd": pass
-        if row.other == "not_a_kind": pass
-        if self.current == "not_a_kind": pass
-        saved = "persistence_faild"
-        row.kind = "cohort_incomplete"
-        row.kind = "cohort_incompleet"
-        row.other = "not_a_kind"
-        unrelated = "not_a_kind"
-        """
-    expected = [15, 16, 16, 17, 18, 19, 23, 31, 33, 36, 38]
-    assert codes_by_line(source) == [(line, "FK001") for line in expected]
-
-
-def test_non_literals_stay_silent_in_the_new_positions() -> None:
-    source = """\
-        def handle(k: FailureKindName, prefix: str) -> None:
-            if k == f"{prefix}_timeout": pass
-            if k in (prefix, choose("bad")): pass
-            match k:
-                case Constants.BAD:
-                    pass
-                case [x, y]:
-                    pass
-                case {"failure_kind": other_kind}:
-                    pass
-        """
-    assert findings_in(source) == []
-
-
-# Lint never aborts the run
-
-DEEP_SOURCES = {
-    "attribute chain": "y = a" + ".b" * 5000 + "\n",
-    "long attribute chain": "y = a" + ".b" * 100_000 + "\n",
-    "operator chain": "y = 1" + " + 1" * 100_000 + "\n",
-    "call chain": "y = f" + "()" * 50_000 + "\n",
-    "subscript chain": "y = a" + "[0]" * 100_000 + "\n",
-    "nested brackets": "y = " + "[" * 5000 + "]" * 5000 + "\n",
-    "unary chain": "y = " + "-" * 100_000 + "x\n",
-    "not chain": "y = " + "not " * 100_000 + "x\n",
-    "nested lambdas": "y = " + "lambda: " * 20_000 + "x\n",
-    "nested blocks": "".join(" " * depth + "if x:\n" for depth in range(200)) + " " * 200 + "pass\n",
-    "annotation chain": "k: " + " | ".join(["FailureKindName"] * 20_000) + ' = "bad"\n',
-}
-
-
-@pytest.mark.parametrize("name", sorted(DEEP_SOURCES))
-def test_deeply_nested_source_is_fk000_or_linted_never_a_crash(name: str) -> None:
-    source = '{"failure_kind": "bad"}\n' + DEEP_SOURCES[name]
-    findings = lint.Checker().check_source(source.encode(), "deep.py")
-    codes = [finding.code for finding in findings]
-    # Either the parser copes (and the finding on line 1 is reported) or the file is FK000 with the reason.
-    assert codes in (["FK000"], ["FK001"], ["FK001", "FK001"]), codes
-    if codes == ["FK000"]:
-        assert findings[0].message.startswith("cannot parse")
-
-
-def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
-    """Through the command, with bounded memory and time: every deep file is FK000 or linted, and the
-    ordinary file after them is still reported."""
-    for index, name in enumerate(sorted(DEEP_SOURCES)):
-        (tmp_path / f"a_{index:02d}.py").write_text(DEEP_SOURCES[name])
-    (tmp_path / "z_last.py").write_text('row = {"failure_kind": "judge_faild"}\n')
-    limit = (
-        "import resource, runpy, sys;"
-        "resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, 2 * 1024 ** 3));"
-        "sys.argv = ['failure-kinds', 'lint', sys.argv[1]];"
-        "runpy.run_module('failure_kinds', run_name='__main__')"
+def test_directories_are_walked_sorted_and_what_is_not_entered_is_said(tmp_path: Path) -> None:
+    for name in (".git", "__pycache__", "node_modules", "site-packages", "src", "src/sub"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text(OLDER)
+    (tmp_path / "src" / "link").symlink_to(tmp_path / "node_modules")
+    (tmp_path / "src" / "sub" / "b.pyi").write_text(OLDER)
+    (tmp_path / "src" / "c.txt").write_text(OLDER)
+    result = run(".", cwd=tmp_path)
+    assert result.stdout == "".join(
+        f"./src/{name}:1:24: {OLDER_FOUND}\n" for name in ("a.py", "sub/a.py", "sub/b.pyi")
     )
-    result = subprocess.run(
-        [sys.executable, "-c", limit, str(tmp_path)], capture_output=True, text=True, timeout=300
+    assert result.stderr == (
+        "failure-kinds lint: note: 5 directories not entered (hidden, __pycache__, node_modules, "
+        "site-packages or a link): ./.git, ./__pycache__, ./node_modules and 2 more\n"
     )
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stdout.splitlines()[-1].startswith(f"{tmp_path / 'z_last.py'}:1:")
-    assert all(": FK000 cannot parse" in line for line in result.stdout.splitlines()[:-1])
+    # A directory named on the command line is walked whatever its name.
+    assert run(".git", cwd=tmp_path).stdout == f".git/a.py:1:24: {OLDER_FOUND}\n"
 
 
-def test_only_regular_files_are_read(tmp_path: Path) -> None:
-    (tmp_path / "a_fifo.py").parent.mkdir(exist_ok=True)
-    os.mkfifo(tmp_path / "a_fifo.py")
-    (tmp_path / "b_device.py").symlink_to("/dev/zero")
-    (tmp_path / "c_bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    # Inside a directory walk they are skipped: nobody meant them, and reading would hang or never end.
-    findings, unreadable = lint.lint_paths([str(tmp_path)])
-    assert [Path(finding.path).name for finding in findings] == ["c_bad.py"]
-    assert unreadable == []
-    # Named directly they are an error, not a hang and not a MemoryError.
-    result = run(str(tmp_path / "a_fifo.py"), "/dev/zero", str(tmp_path / "c_bad.py"))
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        f"failure-kinds lint: {tmp_path / 'a_fifo.py'}: not a regular file",
+def test_entries_that_are_not_regular_files_are_skipped_in_a_walk_and_errors_when_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text(OLDER)
+    (tmp_path / "b_dangling.py").symlink_to("nowhere.py")
+    os.mkfifo(tmp_path / "c_pipe.py")
+    (tmp_path / "d_device.py").symlink_to("/dev/null")
+    result = run(".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, f"./a.py:1:24: {OLDER_FOUND}\n")
+    assert result.stderr == (
+        "failure-kinds lint: note: 3 entries found in directories are not regular files "
+        "(a FIFO, a device or a dangling symbolic link) and were skipped\n"
+    )
+    named = run("c_pipe.py", "/dev/zero", "b_dangling.py", "a.py", cwd=tmp_path)
+    assert (named.returncode, named.stdout) == (2, f"a.py:1:24: {OLDER_FOUND}\n")
+    assert named.stderr.splitlines() == [
+        "failure-kinds lint: c_pipe.py: not a regular file",
         "failure-kinds lint: /dev/zero: not a regular file",
+        "failure-kinds lint: b_dangling.py: no such file",
     ]
-    assert result.stdout.startswith(f"{tmp_path / 'c_bad.py'}:1:")
+    (tmp_path / "a.py").write_text(OLDER.replace("peer_drop", "transport_peer_drop"))
+    for name in ("c_pipe.py", "d_device.py"):
+        (tmp_path / name).unlink()
+    alone = run(".", cwd=tmp_path)
+    assert (alone.returncode, alone.stdout) == (0, "")
+    assert alone.stderr == (
+        "failure-kinds lint: note: 1 entry found in a directory is not a regular file "
+        "(a FIFO, a device or a dangling symbolic link) and was skipped\n"
+    )
 
 
-def test_files_past_the_size_cap_are_fk000_unread(tmp_path: Path) -> None:
-    big = tmp_path / "big.py"
-    with big.open("wb") as file:
-        file.write(b'row = {"failure_kind": "bad"}\n')
-        file.truncate(lint.SIZE_LIMIT + 1)  # sparse: costs no disk
-    findings, _ = lint.lint_paths([str(big)])
-    assert [(finding.code, finding.message) for finding in findings] == [
-        ("FK000", f"larger than {lint.SIZE_LIMIT // (1024 * 1024)} MiB; not read")
-    ]
-
-
-def test_missing_paths_and_unreadable_directories_are_named_the_rest_linted(
+def test_what_cannot_be_read_is_named_and_the_rest_linted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "locked").mkdir()
-    (tmp_path / "locked" / "hidden.py").write_text('row = {"failure_kind": "bad"}\n')
-    (tmp_path / "open").mkdir()
-    (tmp_path / "open" / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    real_scandir = os.scandir
-    locked = str(tmp_path / "locked")
+    for name in ("locked/hidden.py", "open/bad.py", "open/secret.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(BAD)
+    real_scandir, real_open = os.scandir, os.open
+    locked, secret = str(tmp_path / "locked"), str(tmp_path / "open" / "secret.py")
 
-    def refusing_scandir(path: str) -> object:
+    # Permissions mean nothing to root, as CI runs, so the refusal is what listing and opening raise.
+    def scandir(path: Any) -> Any:
         if str(path) == locked:
             raise PermissionError(13, "Permission denied", path)
         return real_scandir(path)
 
-    # Permissions mean nothing to root, as CI runs, so the refusal is what listing raises.
-    monkeypatch.setattr(os, "scandir", refusing_scandir)
-    findings, unreadable = lint.lint_paths([str(tmp_path / "missing.py"), str(tmp_path)])
-    assert unreadable == [
-        f"{tmp_path / 'missing.py'}: no such file",
-        f"{locked}: permission denied",
-    ]
-    assert [Path(finding.path).name for finding in findings] == ["bad.py"]
+    def opening(path: Any, *arguments: Any, **options: Any) -> int:
+        if str(path) == secret:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *arguments, **options)
 
-
-def test_missing_path_is_exit_2_with_the_rest_reported(tmp_path: Path) -> None:
-    (tmp_path / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
-    result = run(str(tmp_path / "missing.py"), str(tmp_path / "bad.py"))
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "open", opening)
+    result = run(str(tmp_path / "missing.py"), str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr == f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file\n"
-    assert result.stdout.count("FK001") == 1
-
-
-def test_unknown_coding_cookie_is_fk000() -> None:
-    (finding,) = lint.Checker().check_source(
-        b'# -*- coding: klingon -*-\nrow = {"failure_kind": "bad"}\n', "x.py"
-    )
-    assert (finding.code, finding.line, finding.col) == ("FK000", 1, 1)
-    assert "unknown encoding" in finding.message
-
-
-ENCODABLE = st.text(alphabet=st.characters(codec="latin-1", exclude_categories=("Cc", "Cs")), max_size=30)
-
-
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    prefix=ENCODABLE,
-    encoding=st.sampled_from(["latin-1", "utf-8", "cp1252", "iso-8859-15"]),
-    bom=st.booleans(),
-)
-def test_columns_count_characters_in_the_declared_encoding(prefix: str, encoding: str, bom: bool) -> None:
-    line = f"x = {prefix!r}, {{'failure_kind': 'bad'}}"
-    try:
-        body = line.encode(encoding)
-    except UnicodeEncodeError:
-        return
-    cookie = f"# -*- coding: {encoding} -*-\n".encode()
-    if bom:
-        if encoding != "utf-8":
-            return
-        cookie = b"\xef\xbb\xbf" + cookie
-    (finding,) = lint.Checker().check_source(cookie + body + b"\n", "x.py")
-    assert finding.code == "FK001"
-    assert (finding.line, finding.col) == (2, line.index("'bad'") + 1)
-
-
-def test_file_names_are_shown_escaped(tmp_path: Path) -> None:
-    crafted = "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
-    (tmp_path / crafted).write_text('row = {"failure_kind": "bad"}\n')
-    raw = os.fsencode(tmp_path) + b"/caf\xe9.py"
-    with open(raw, "wb") as file:
-        file.write(b'row = {"failure_kind": "bad"}\n')
-    result = run(str(tmp_path))
-    assert result.returncode == 1, result.stderr
-    lines = result.stdout.splitlines()
-    assert len(lines) == 2
-    assert all(": FK001 unregistered failure kind 'bad'" in line for line in lines)
-    assert "\x1b" not in result.stdout
-    assert "\\x1b" in result.stdout
-    assert "\\n" in result.stdout
-    assert "\\udce9" in result.stdout or "\\xe9" in result.stdout
-
-
-def test_github_commands_name_the_file_itself_escaped_by_githubs_rules(tmp_path: Path) -> None:
-    # GitHub's workflow-command rules: %, CR and LF in the message; those and ":" and "," in a property.
-    # The runner decodes them, so a name with a line break must arrive as %0A, not display-escaped.
-    for name in ("n\nl.py", "c\rr,1:2%.py"):
-        (tmp_path / name).write_text('row = {"failure_kind": "bad"}\n')
-    result = run("--format", "github", ".", cwd=tmp_path)
-    assert result.stdout == (
-        "::error file=./c%0Dr%2C1%3A2%25.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
-        "::error file=./n%0Al.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
-    )
-    parser = lint.Finding("a.py", 1, 1, "FK000", "cannot parse: 50%\r\nof \x1b[2J")
-    assert (
-        github_command(parser)
-        == "::error file=a.py,line=1,col=1,title=FK000::cannot parse: 50%25%0D%0Aof \\x1b[2J\n"
-    )
-
-
-# Configuration through the command
-
-
-def test_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "pyproject.toml").write_text(
-        '[tool.failure-kinds.namespaces]\nswe_env = ["patch_apply_failed"]\n'
-    )
-    producer = project / "src" / "producer.py"
-    producer.write_text('row = {"failure_kind": "swe_env:patch_aply_failed"}\n')
-    found = run("producer.py", cwd=project / "src")
-    assert found.returncode == 1
-    assert found.stdout == (
-        "producer.py:1:24: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no "
-        "such kind; did you mean 'swe_env:patch_apply_failed'?\n"
-    )
-    elsewhere = tmp_path / "kinds.toml"
-    elsewhere.write_text('[namespaces]\nswe_env = ["patch_aply_failed"]\n')
-    assert run(str(producer), "--config", str(elsewhere), cwd=tmp_path).returncode == 0
-    elsewhere.write_text('[namespaces]\nswe_env = ["Patch"]\n')
-    malformed = run(str(producer), "--config", str(elsewhere), cwd=tmp_path)
-    assert malformed.returncode == 2
-    assert malformed.stdout == ""
-    assert malformed.stderr == (
-        "failure-kinds lint: error: kinds.toml: [namespaces] 'swe_env': the kind 'Patch' does not match "
-        "[a-z][a-z0-9_]*\n"
-    )
-
-
-SOURCE_PIECES = st.sampled_from(
-    [
-        'row = {"failure_kind": "bad"}\n',
-        "match k:\n    case 'x' | 'y':\n        pass\n",
-        "def f(k: FailureKindName):\n    return k == 'nope'\n",
-        "# -*- coding: latin-1 -*-\n",
-        "\ufeff",
-        "\r\n",
-        "\x00",
-        "é",
-        "(" * 300,
-        "[" * 100,
-        "x = a" + ".b" * 3000 + "\n",
-        '"""',
-        "\\",
-        "\t",
-        "\x0c",
-        "k: FailureKindName = ",
-        "'swe_env:patch_aply_failed'\n",
+    assert result.stderr.splitlines() == [
+        f"failure-kinds lint: {tmp_path / 'missing.py'}: no such file",
+        f"failure-kinds lint: {locked}: permission denied",
+        f"failure-kinds lint: {secret}: permission denied",
     ]
-)
+    assert result.stdout == f"{tmp_path / 'open' / 'bad.py'}:1:24: FK001 unregistered failure kind 'bad'\n"
 
 
-@settings(max_examples=examples(300), deadline=None)
-@given(
-    st.one_of(
-        st.binary(max_size=400),
-        st.lists(SOURCE_PIECES, max_size=12).map(
-            lambda pieces: "".join(pieces).encode("utf-8", "surrogatepass")
-        ),
-        st.lists(SOURCE_PIECES, max_size=12).map(lambda pieces: "".join(pieces).encode("latin-1", "replace")),
+def test_a_file_several_paths_name_is_read_once_the_first_name_winning(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_text(OLDER)
+    os.link(tmp_path / "b.py", tmp_path / "a_hard.py")
+    (tmp_path / "c_link.py").symlink_to("b.py")
+    result = run("b.py", "b.py", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, f"b.py:1:24: {OLDER_FOUND}\n")
+    assert (
+        result.stderr
+        == "failure-kinds lint: note: 4 inputs name a file already read; each file is read once\n"
     )
+    single = run(".", "c_link.py", cwd=tmp_path)
+    assert (single.stdout, single.stderr) == (
+        f"./a_hard.py:1:24: {OLDER_FOUND}\n",
+        "failure-kinds lint: note: 3 inputs name a file already read; each file is read once\n",
+    )
+
+
+@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix"])
+def test_a_directory_without_python_files_is_said_and_exits_1(tmp_path: Path, option: str) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run(option, "empty", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "failure-kinds lint: note: empty: no *.py or *.pyi files in this directory\n"
+        "failure-kinds lint: note: no input file was found\n"
+    )
+
+
+# One entry of a generated directory: a file with a finding or without, a link to an earlier entry
+# (symbolic or hard), a dangling link, a FIFO.
+ENTRIES = st.lists(
+    st.one_of(
+        st.sampled_from(["finding", "clean", "dangling", "fifo"]).map(lambda kind: (kind, 0)),
+        st.tuples(st.sampled_from(["symlink", "hardlink"]), st.integers(0, 50)),
+    ),
+    max_size=40,
 )
-def test_any_bytes_give_findings_never_an_exception(source: bytes) -> None:
-    findings = lint.Checker(lint.DEFAULT_FIELDS, SWE).check_source(source, "any.py")
-    for finding in findings:
-        assert finding.line >= 1
-        assert finding.col >= 1
-        assert finding.code in ("FK000", "FK001", "FK002", "FK003")
-        assert "\n" not in str(finding)
-    if any(finding.code == "FK000" for finding in findings):
-        assert len(findings) == 1
 
 
-# The linted file's own compiler warnings are the file's business: none reaches stderr or the caller.
+@settings(max_examples=examples(60), deadline=None)
+@given(ENTRIES)
+def test_every_regular_file_of_a_generated_tree_is_read_once_and_the_rest_is_counted(
+    entries: list[tuple[str, int]],
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "sub").mkdir()
+        files: list[Path] = []
+        skipped = repeated = 0
+        for index, (kind, target) in enumerate(entries):
+            # Half in a subdirectory, so a link may cross directories; the index keeps the walk's order.
+            path = root / ("sub" if index % 2 else "") / f"{index:03}.py"
+            if kind in ("finding", "clean"):
+                path.write_text(OLDER if kind == "finding" else BAD.replace("bad", "cancelled"))
+                files.append(path)
+            elif kind in ("dangling", "fifo"):
+                path.symlink_to(root / f"missing-{index}.py") if kind == "dangling" else os.mkfifo(path)
+                skipped += 1
+            elif files:
+                original = files[target % len(files)]
+                path.symlink_to(original) if kind == "symlink" else os.link(original, path)
+                repeated += 1
+        # Of the names of one file, the first the walk meets (root's, then sub's, sorted) is kept.
+        first_names: dict[tuple[int, int], str] = {}
+        for path in sorted(root.glob("*.py")) + sorted((root / "sub").glob("*.py")):
+            if path.is_file():
+                first_names.setdefault((path.stat().st_dev, path.stat().st_ino), str(path))
+        expected = sorted(name for name in first_names.values() if Path(name).read_text() == OLDER)
+        notes: list[str] = []
+        found, unreadable = lint.lint_paths([folder], notes=notes)
+    assert (unreadable, sorted(item.path for item in found)) == ([], expected)
+    said = [] if files or skipped else [f"{folder}: no *.py or *.pyi files in this directory"]
+    if skipped:
+        one = "1 entry found in a directory is not a regular file"
+        entries = one if skipped == 1 else f"{skipped} entries found in directories are not regular files"
+        verb = "was" if skipped == 1 else "were"
+        said.append(f"{entries} (a FIFO, a device or a dangling symbolic link) and {verb} skipped")
+    if repeated:
+        inputs = "1 input names" if repeated == 1 else f"{repeated} inputs name"
+        said.append(f"{inputs} a file already read; each file is read once")
+    assert notes == said + ([] if files else [lint.NO_INPUT])
 
-INVALID_ESCAPES = st.lists(
-    st.sampled_from(["\\d", "\\w", "\\.", "\\ ", "\\q", "\\%", "\\/"]), min_size=1, max_size=5
-).map("".join)
 
-
-@settings(max_examples=examples(50), deadline=None)
-@given(INVALID_ESCAPES, st.sampled_from(["bad", "cancelled"]))
-def test_the_linted_files_warnings_are_captured(escapes: str, kind: str) -> None:
-    import warnings
-
-    # "is" with a literal is a SyntaxWarning on every supported Python; an invalid escape is one on 3.12+.
-    source = f'pattern = "{escapes}"\nif pattern is "x": pass\nrow = {{"failure_kind": "{kind}"}}\n'
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        findings = lint.Checker().check_source(source.encode(), "escapes.py")
-    assert caught == []
-    assert [(finding.code, finding.line) for finding in findings] == ([("FK001", 3)] if kind == "bad" else [])
-
-
-def test_the_command_prints_none_of_the_linted_files_warnings(tmp_path: Path) -> None:
-    crafted = tmp_path / "x\nforged.py:1:1: FK001 unregistered failure kind 'fake'\x1b[2J.py"
-    crafted.write_text('pattern = "\\d"\nif pattern is "x": pass\nrow = {"failure_kind": "bad"}\n')
-    # "error" would turn a warning that escaped into a failure; the default filters would print it.
-    for filters in ("default", "error", "always"):
-        result = run_cli("lint", str(crafted), env={"PYTHONWARNINGS": filters})
-        assert result.stderr == ""
-        assert result.returncode == 1
-        (line,) = result.stdout.splitlines()
-        assert line.isprintable()
-        assert line.endswith(":3:24: FK001 unregistered failure kind 'bad'")
-
-
-# Every path in every message is escaped: a crafted file name cannot forge a finding line.
+# File names: escaped in the text output, encoded in GitHub's and SARIF's
 
 CRAFTED_NAMES = (
     st.lists(
@@ -726,38 +782,203 @@ def test_a_crafted_file_name_is_one_escaped_line(
     capsys: pytest.CaptureFixture[str], name: str, problem: str
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        path = root / f"{name}.py"
+        path = Path(folder) / f"{name}.py"
         if problem == "finding":
-            path.write_text('row = {"failure_kind": "bad"}\n')
+            path.write_text(BAD)
         elif problem == "unparseable":
             path.write_text("def (:\n\u202e\n")
         elif problem == "fifo":
             os.mkfifo(path)
         elif problem == "directory":
-            (root / name).mkdir()
-            (root / name / "bad.py").write_text('row = {"failure_kind": "bad"}\n')
-            path = root / name
+            path = Path(folder) / name
+            path.mkdir()
+            (path / "bad.py").write_text(BAD)
         code = main(["lint", str(path)])
         out, err = capsys.readouterr()
-    lines = out.splitlines() + err.splitlines()
-    (line,) = lines
+    (line,) = out.splitlines() + err.splitlines()
     assert line.isprintable(), line
-    expected = {"finding": 1, "unparseable": 1, "directory": 1, "missing": 2, "fifo": 2}[problem]
-    assert code == expected
+    assert code == (2 if problem in ("missing", "fifo") else 1)
+    assert "\\x1b" in line or "\x1b" not in name
 
 
-def test_a_dash_is_a_usage_error_naming_standard_input_and_reads_nothing(tmp_path: Path) -> None:
-    (tmp_path / "ok.py").write_text('row = {"failure_kind": "cancelled"}\n')
-    for arguments in (["-"], ["ok.py", "-"], ["--fix", "-"]):
-        result = run_cli("lint", *arguments, cwd=tmp_path, stdin='row = {"failure_kind": "bad"}\n')
-        assert (result.returncode, result.stdout) == (2, ""), arguments
-        assert result.stderr == (
-            "failure-kinds lint: error: - would be standard input, which lint does not read: name files or "
-            "directories (a file named - as ./-)\n"
-        )
-    # A file that is really named "-" is linted under the name the message gives.
-    (tmp_path / "-").write_text('row = {"failure_kind": "bad"}\n')
-    named = run_cli("lint", "./-", cwd=tmp_path)
-    assert named.returncode == 1
-    assert named.stdout.startswith("./-:1:24: FK001 ")
+def test_github_commands_name_the_file_itself_escaped_by_githubs_rules(tmp_path: Path) -> None:
+    # GitHub's workflow-command rules: %, CR and LF in the message; those and ":" and "," in a property.
+    for name in ("n\nl.py", "c\rr,1:2%.py"):
+        (tmp_path / name).write_text(BAD)
+    (tmp_path / "a,b:c.py").write_text('row = {"failure_kind": "judge_faild"}\nk = "100%"\n')
+    result = run("--format", "github", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "::error file=./a%2Cb%3Ac.py,line=1,col=24,title=FK001::unregistered failure kind 'judge_faild'; "
+        "did you mean 'judge_failed'?\n"
+        "::error file=./c%0Dr%2C1%3A2%25.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
+        "::error file=./n%0Al.py,line=1,col=24,title=FK001::unregistered failure kind 'bad'\n"
+    )
+    parser = lint.Finding("a.py", 1, 1, "FK000", "cannot parse: 50%\r\nof \x1b[2J")
+    assert (
+        github_command(parser)
+        == "::error file=a.py,line=1,col=1,title=FK000::cannot parse: 50%25%0D%0Aof \\x1b[2J\n"
+    )
+
+
+ESCAPES = {"%25": "%", "%0D": "\r", "%0A": "\n", "%3A": ":", "%2C": ","}
+
+
+def unescape(text: str, codes: int) -> str:
+    """The runner's decoding: each escape read once, left to right (the first ``codes`` of ESCAPES)."""
+    import re
+
+    return re.sub("|".join(list(ESCAPES)[:codes]), lambda match: ESCAPES[match.group()], text)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(min_size=1, max_size=40), st.text(max_size=80))
+def test_github_commands_round_trip_through_the_runners_escaping(path: str, message: str) -> None:
+    line = github_command(lint.Finding(path, 7, 3, "FK004", message))
+    assert line.startswith("::error ")
+    assert "\n" not in line[:-1]
+    assert line.endswith("\n")
+    properties, _, text = line[len("::error ") : -1].partition("::")
+    fields = {
+        name: unescape(value, 5) for name, value in (item.split("=", 1) for item in properties.split(","))
+    }
+    assert fields == {"file": path, "line": "7", "col": "3", "title": "FK004"}
+    plain = message.replace("\r", "").replace("\n", "")
+    assert (
+        unescape(text, 3) == message
+        if plain.isprintable()
+        else unescape(text, 3).replace("\r", "").replace("\n", "").isprintable()
+    )
+
+
+# --format sarif: what GitHub code scanning requires, and Microsoft's validator
+
+# Microsoft's validator (npm @microsoft/sarif-multitool), where `make test` installs it. Its binary is run
+# directly: npm's wrapper passes the arguments through a shell.
+VALIDATOR = next(
+    iter(sorted(ROOT.glob(".venv/npm/node_modules/@microsoft/sarif-multitool-*/Sarif.Multitool"))), None
+)
+# Two fixes on one line, a prefixed triple-quoted literal, a label without a single replacement, an older
+# constant, a non-ASCII character before a finding, and a comparison, which --fix leaves alone.
+SARIF_SOURCE = """\
+import failure_kinds as fk
+row = {"failure_kind": "judge_faild"}
+pair = [dict(failure_kind="timeout"), dict(failure_kind='peer_drop')]
+x = {"failure_kind": r\"\"\"resource\"\"\"}
+y = {"é": 1, "failure_kind": "oom_killed"}
+z = {"failure_kind": "sandbox", "other": fk.PEER_DROP}
+if row["failure_kind"] == "unreachable":
+    pass
+"""
+NAME = "a b%é,#?.py"
+
+
+def sarif(tmp_path: Path, *paths: str) -> tuple[Path, dict[str, Any]]:
+    """The log of a repository with a file whose name needs escaping in a URI, a file that does not parse,
+    a symbolic link to the first, and a file outside the repository beside it."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / NAME).write_text(SARIF_SOURCE, encoding="utf-8")
+    (repo / "src" / "broken.py").write_text("def (:\n")
+    os.symlink(NAME, repo / "src" / "link.py")
+    (tmp_path / "outside.py").write_text(BAD)
+    result = run("--format", "sarif", *paths, cwd=repo)
+    assert result.returncode == 1, result.stderr
+    return repo, json.loads(result.stdout)
+
+
+def test_the_sarif_log_holds_what_github_code_scanning_requires(tmp_path: Path) -> None:
+    # GitHub's "SARIF support for code scanning": the properties it marks required, and its limits.
+    # partialFingerprints is computed by github/codeql-action/upload-sarif when it is absent.
+    repo, log = sarif(tmp_path, "src", "../outside.py")
+    assert (log["$schema"], log["version"]) == ("https://json.schemastore.org/sarif-2.1.0.json", "2.1.0")
+    (run_,) = log["runs"]
+    driver = run_["tool"]["driver"]
+    assert (driver["name"], driver["version"]) == ("failure-kinds", failure_kinds.__version__)
+    rules = driver["rules"]
+    assert [rule["id"] for rule in rules] == list(lint.CODES)
+    for rule in rules:
+        assert 0 < len(rule["shortDescription"]["text"]) <= 1024
+        assert 0 < len(rule["fullDescription"]["text"]) <= 1024
+        assert rule["help"]["text"]
+        assert rule["defaultConfiguration"]["level"] in {"note", "warning", "error"}
+    assert run_["columnKind"] == "unicodeCodePoints"
+    assert run_["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
+    results = run_["results"]
+    assert [result["ruleId"] for result in results] == ["FK001", *["FK004"] * 7, "FK000", "FK001"]
+    for result in results:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in {"warning", "error"}
+        assert result["message"]["text"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert min(region["startLine"], region["startColumn"]) >= 1
+        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        base = run_["originalUriBaseIds"][location["uriBaseId"]]["uri"] if "uriBaseId" in location else ""
+        assert Path(os.fsdecode(unquote_to_bytes((base + location["uri"]).removeprefix("file://")))).is_file()
+    artifacts = [result["locations"][0]["physicalLocation"]["artifactLocation"] for result in results]
+    # The link's target, as code scanning cannot show a result in a link; the outside file by its full URI.
+    assert artifacts[0] == {"uri": "src/a%20b%25%C3%A9%2C%23%3F.py", "uriBaseId": "%SRCROOT%"}
+    assert artifacts[-2] == {"uri": "src/broken.py", "uriBaseId": "%SRCROOT%"}
+    assert artifacts[-1] == {"uri": (tmp_path / "outside.py").resolve().as_uri()}
+    linked = json.loads(run("--format", "sarif", "src/link.py", cwd=repo).stdout)["runs"][0]["results"][0]
+    assert linked["locations"][0]["physicalLocation"]["artifactLocation"] == artifacts[0]
+
+
+def test_sarif_regions_are_characters_and_its_fixes_are_what_fix_writes(tmp_path: Path) -> None:
+    repo, log = sarif(tmp_path, "src")
+    results = log["runs"][0]["results"]
+    lines = SARIF_SOURCE.splitlines(keepends=True)
+    regions = [result["locations"][0]["physicalLocation"]["region"] for result in results]
+    texts = [
+        lines[region["startLine"] - 1][region["startColumn"] - 1 : region["endColumn"] - 1]
+        if "endColumn" in region
+        else None
+        for region in regions
+    ]
+    assert texts == [
+        '"judge_faild"', '"timeout"', "'peer_drop'", 'r"""resource"""', '"oom_killed"', '"sandbox"',
+        None, '"unreachable"', None,  # fk.PEER_DROP, a name, and broken.py: no end
+    ]  # fmt: skip
+    fixed = [result["message"]["text"].split("'")[1] for result in results if "fixes" in result]
+    assert fixed == ["timeout", "peer_drop", "resource", "oom_killed"]
+    replacements = [
+        replacement
+        for result in results
+        for fix in result.get("fixes", [])
+        for change in fix["artifactChanges"]
+        for replacement in change["replacements"]
+    ]
+    for replacement in sorted(replacements, key=lambda item: tuple(item["deletedRegion"].values()))[::-1]:
+        region = replacement["deletedRegion"]
+        assert region["endLine"] == region["startLine"]
+        line = lines[region["startLine"] - 1]
+        start, end = region["startColumn"] - 1, region["endColumn"] - 1
+        lines[region["startLine"] - 1] = line[:start] + replacement["insertedContent"]["text"] + line[end:]
+    after = run("--fix", "--format", "sarif", "src", cwd=repo)
+    assert after.returncode == 1, after.stderr
+    assert (repo / "src" / NAME).read_text(encoding="utf-8") == "".join(lines)
+    assert not any("fixes" in result for result in json.loads(after.stdout)["runs"][0]["results"])
+
+
+@pytest.mark.skipif(VALIDATOR is None, reason="needs npm @microsoft/sarif-multitool (make environments)")
+def test_microsofts_sarif_validator_finds_nothing_to_fix(tmp_path: Path) -> None:
+    def problems(log: dict[str, Any]) -> list[dict[str, Any]]:
+        written, report = tmp_path / "log.sarif", tmp_path / "report.sarif"
+        written.write_text(json.dumps(log))
+        report.unlink(missing_ok=True)
+        command = [str(VALIDATOR), "validate", "--output", str(report), str(written)]
+        subprocess.run(
+            command, check=True, capture_output=True, timeout=TIMEOUT
+        )  # its exit code says 0 anyway
+        run_ = json.loads(report.read_text())["runs"][0]
+        assert run_["invocations"][0]["executionSuccessful"]
+        # A result without a level has its rule's, a warning; notes are suggestions (snippets, a help URI).
+        return [result for result in run_["results"] if result.get("level", "warning") != "note"]
+
+    _, log = sarif(tmp_path, "src", "../outside.py")
+    # Its one warning asks for a home page (informationUri), which the package does not have.
+    assert [(found["ruleId"], found["message"]["id"]) for found in problems(log)] == [
+        ("SARIF2005", "Warning_ProvideToolnformationUri")
+    ]
+    del log["runs"][0]["tool"]["driver"]["name"]  # the validator does see a log that is wrong
+    assert any(found.get("level") == "error" for found in problems(log))

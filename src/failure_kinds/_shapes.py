@@ -1,19 +1,16 @@
 """Where a failure kind stands in Python source: the walk behind :mod:`failure_kinds.lint`.
 
-:func:`kind_uses` returns the string literals used as a kind, and the constant names taken from
-``failure_kinds`` (or its ``FailureKind``) that do not exist there. Only the top-level statements whose
-lines mention a field, a kind type, a checked function, the package or a name learned from those are
-walked: the rest of a file cannot hold a kind, and skipping it keeps the lint near the cost of parsing.
-Each rule is one ``visit_`` method of :class:`_Walk`, named after the node it reads.
+Each rule is one ``visit_`` method of :class:`_Walk`, named after the node it reads. Only the top-level
+statements that mention a field, a kind type, a checked function, the package or a name learned from
+those are walked (benchmarks/README.md says what that saves): the rest cannot hold a kind.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
+import collections
 import re
-
-from failure_kinds._annotations import called_name, is_kind_annotation
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,102 +27,86 @@ PACKAGE: Final = "failure_kinds"
 ENUM: Final = "FailureKind"
 # Mapping methods whose second argument is the value a missing field stands for.
 _DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
-# What a constant's name looks like: module constants are checked only when written so.
 CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
-_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 # Comparisons whose operands code reads a kind against: a literal anywhere under one is a read.
 _READING: Final = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+# Subscripted annotations that hold a kind: unions of their arguments, and wrappers of their first.
+_UNIONS: Final = frozenset({"Optional", "Union"})
+_WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired"})
 
 
-class MissingName:
+class MissingName(NamedTuple):
     """A constant name read from the package or its enum that it does not define."""
-
-    __slots__ = ("col_offset", "lineno", "name", "owner")
 
     lineno: int
     col_offset: int
     name: str
     owner: str
 
-    def __init__(self, lineno: int, col_offset: int, name: str, owner: str) -> None:
-        self.lineno = lineno
-        self.col_offset = col_offset
-        self.name = name
-        self.owner = owner
-
 
 def kind_uses(
     tree: ast.Module, source: bytes, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
 ) -> tuple[list[ast.Constant | MissingName], set[ast.Constant]]:
-    """Every string literal standing where a kind goes, and every constant name read from the package
-    or its enum that it lacks (``names``: the names the package and the enum have), in no set order; and
-    the literals among them that code reads a kind against (comparisons, ``in`` tests, ``case``
-    patterns), where a rewrite would stop the code matching older data."""
+    """The string literals standing where a kind goes and the constants read from the package or its enum
+    that it lacks (``names``: what the two have); and the literals among them code reads a kind against."""
     walk = _Walk(tree, fields, names)
-    statements = tree.body
-    words: set[str] = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
-    if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
-        # Lone carriage returns end lines for the parser but not for the line count below: the file is
-        # walked whole when it mentions a word at all.
-        if _lines_with(source, words):
-            walk.walk(statements)
-        return walk.finish()
-    ranges = [_line_range(statement) for statement in statements]
-    pending = list(range(len(statements)))
-    searched: set[str] = set()
-    while pending and words - searched:
-        new_words = words - searched
-        searched |= new_words
-        lines = _lines_with(source, new_words)
-        chosen = [index for index in pending if _mentions(lines, *ranges[index])]
-        if not chosen:
-            break
-        chosen_set = set(chosen)
-        pending = [index for index in pending if index not in chosen_set]
-        walk.walk([statements[index] for index in chosen])
-        words |= walk.learned_words()
+    # Lone carriage returns end lines for the parser, not for this search: each statement is then the file.
+    whole = source.count(b"\r") != source.count(b"\r\n")
+    lines = source.split(b"\n")
+    pending: list[tuple[ast.stmt, bytes]] = []
+    for statement in tree.body:
+        first = min([statement.lineno, *(item.lineno for item in getattr(statement, "decorator_list", ()))])
+        pending.append((statement, source if whole else b"\n".join(lines[first - 1 : statement.end_lineno])))
+    words = set(walk.searched)
+    while pending and words:
+        encoded = [word.encode("utf-8", "surrogatepass") for word in words if word]
+        chosen = [any(word in piece for word in encoded) for _, piece in pending]
+        walk.walk(statement for (statement, _), mentioned in zip(pending, chosen, strict=True) if mentioned)
+        pending = [entry for entry, mentioned in zip(pending, chosen, strict=True) if not mentioned]
+        words = walk.learned_words() - walk.searched
+        walk.searched |= words
     return walk.finish()
 
 
-def _line_range(statement: ast.stmt) -> tuple[int, int]:
-    first = statement.lineno
-    for decorator in getattr(statement, "decorator_list", ()):
-        first = min(first, decorator.lineno)
-    return first, statement.end_lineno or statement.lineno
+def is_kind_annotation(annotation: ast.expr, depth: int = 0) -> bool:
+    """``FailureKindName``, ``fk.AnyFailureKind``, ``FailureKind | None``, ``Optional["XFailureKind"]``..."""
+    if depth > 16:  # annotations are small: a deeper one is not a kind annotation anybody wrote
+        return False
+    if isinstance(annotation, ast.Name | ast.Attribute):
+        name = called_name(annotation) or ""
+        return name == "FailureKindName" or name.endswith("FailureKind")
+    members: list[ast.expr] = []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        members = [annotation.left, annotation.right]
+    elif isinstance(annotation, ast.Subscript) and called_name(annotation.value) in _UNIONS | _WRAPPERS:
+        inner = annotation.slice
+        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        members = members[:1] if called_name(annotation.value) in _WRAPPERS else members
+    elif isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        if len(annotation.value) > 200 or "FailureKind" not in annotation.value:
+            return False
+        try:
+            return is_kind_annotation(ast.parse(annotation.value.strip(), mode="eval").body, depth + 1)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    kinds = [is_kind_annotation(member, depth + 1) for member in members]
+    return any(kinds) and all(
+        kind or (isinstance(member, ast.Constant) and member.value is None)
+        for kind, member in zip(kinds, members, strict=True)
+    )
 
 
-def _lines_with(source: bytes, words: Iterable[str]) -> list[int]:
-    """The sorted line numbers where any of ``words`` occurs."""
-    positions: list[int] = []
-    for word in words:
-        encoded = word.encode("utf-8", "surrogatepass")
-        if not encoded:
-            continue
-        position = source.find(encoded)
-        while position != -1:
-            positions.append(position)
-            position = source.find(encoded, position + len(encoded))
-    positions.sort()
-    lines: list[int] = []
-    line, counted = 1, 0
-    for position in positions:
-        line += source.count(b"\n", counted, position)
-        counted = position
-        lines.append(line)
-    return lines
-
-
-def _mentions(lines: list[int], first: int, last: int) -> bool:
-    index = bisect.bisect_left(lines, first)
-    return index < len(lines) and lines[index] <= last
+def called_name(function: ast.expr) -> str | None:
+    """``f`` for ``f`` and ``m.f``."""
+    if isinstance(function, ast.Name):
+        return function.id
+    return function.attr if isinstance(function, ast.Attribute) else None
 
 
 class _Walk(ast.NodeVisitor):
-    """One file's walk: what it found, what it learned, and what waits for the end.
-
-    Each rule is the ``visit_`` method of the node it reads. :func:`ast.walk` reaches every node, so no
-    method calls ``generic_visit``: a loop, not recursion, so a tree as deep as the parser allows is walked.
-    """
+    """One file's walk. :func:`ast.walk` reaches every node, so no rule calls ``generic_visit``: a loop, not
+    recursion, walks a tree as deep as the parser allows. What depends on the whole file (a comparison with
+    a name annotated further down, an import below its use) is kept for :meth:`finish`."""
 
     def __init__(
         self, tree: ast.Module, fields: frozenset[str], names: tuple[frozenset[str], frozenset[str]]
@@ -133,25 +114,19 @@ class _Walk(ast.NodeVisitor):
         self.fields = fields
         self.package_names, self.enum_names = names
         self.constants = _module_constants(tree)
+        self.searched = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
         self.found: list[ast.Constant | MissingName] = []
         self.reads: set[ast.Constant] = set()
-        # Every literal under an operand of a comparison or in a case pattern: what a rewrite would stop
-        # matching older data, wherever the walk finds it (`row == {"failure_kind": ...}`).
+        # Every literal under an operand of a comparison or in a case pattern (`row == {"failure_kind": ..}`).
         self.compared: set[ast.Constant] = set()
-        # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type:
-        # they count in comparisons and cases, never in assignments).
+        # Names and attributes annotated as a kind; names bound to a field's value (a read, not a type).
         self.kind_names: set[str] = set()
         self.kind_attributes: set[str] = set()
         self.read_names: set[str] = set()
-        # Names bound to the package and to its enum by imports.
         self.package_aliases: set[str] = set()
         self.enum_aliases: set[str] = set()
-        # Judged at the end, once every annotation and import of the file is known.
-        self.comparisons: list[ast.Compare] = []
-        self.matches: list[ast.Match] = []
-        self.assignments: list[ast.Assign] = []
-        self.alternatives: list[ast.BoolOp] = []
-        # A capitalised attribute of a name, with that name: a constant read from the package or its enum?
+        # Judged once every annotation and import of the file is known.
+        self.later: list[ast.Compare | ast.Match | ast.Assign | ast.BoolOp] = []
         self.constant_reads: list[tuple[str, ast.Attribute]] = []
 
     def walk(self, roots: Iterable[ast.stmt]) -> None:
@@ -160,7 +135,7 @@ class _Walk(ast.NodeVisitor):
                 self.visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        """A node no rule reads: nothing to do (ast.walk reaches its children)."""
+        """A node no rule reads: ast.walk reaches its children."""
 
     def learned_words(self) -> set[str]:
         return (
@@ -171,20 +146,25 @@ class _Walk(ast.NodeVisitor):
             | self.enum_aliases
         )
 
-    def strings(self, node: ast.expr) -> Iterator[ast.Constant]:
-        """The literals ``node`` may evaluate to: itself, both branches of a conditional expression,
-        the operands of ``or`` and ``and``, a walrus's value, a module constant's literal."""
-        pending = [node]  # a loop, not recursion: a conditional expression may nest as deep as parsed
+    def strings(self, node: ast.expr | ast.pattern) -> Iterator[ast.Constant]:
+        """The literals an expression may evaluate to (itself, both branches of a conditional, the operands
+        of ``or`` and ``and``, a walrus's value, a module constant's literal), or a case pattern compares
+        its subject with (``"a"``, ``"a" | "b"``, ``"a" as k``)."""
+        pending = [node]  # a loop: a conditional expression may nest as deep as parsed
         while pending:
             current = pending.pop()
             if isinstance(current, ast.Constant) and isinstance(current.value, str):
                 yield current
             elif isinstance(current, ast.IfExp):
                 pending += (current.orelse, current.body)
-            elif isinstance(current, ast.BoolOp):
-                pending.extend(reversed(current.values))
-            elif isinstance(current, ast.NamedExpr):
+            elif isinstance(current, ast.BoolOp | ast.MatchOr):
+                pending.extend(
+                    reversed(current.values if isinstance(current, ast.BoolOp) else current.patterns)
+                )
+            elif isinstance(current, ast.NamedExpr | ast.MatchValue):
                 pending.append(current.value)
+            elif isinstance(current, ast.MatchAs) and current.pattern is not None:
+                pending.append(current.pattern)
             elif isinstance(current, ast.Name) and current.id in self.constants:
                 yield self.constants[current.id]
 
@@ -192,31 +172,21 @@ class _Walk(ast.NodeVisitor):
         """``x["failure_kind"]``, ``x.failure_kind``, ``x.get("failure_kind")`` or ``failure_kind``."""
         if isinstance(node, ast.Subscript):
             return isinstance(node.slice, ast.Constant) and node.slice.value in self.fields
-        if isinstance(node, ast.Attribute):
-            return node.attr in self.fields
-        if isinstance(node, ast.Name):
-            return node.id in self.fields
+        if isinstance(node, ast.Attribute | ast.Name):
+            return called_name(node) in self.fields
         return (
             isinstance(node, ast.Call)
+            and called_name(node.func) in _DEFAULTING
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _DEFAULTING
             and bool(node.args)
             and isinstance(node.args[0], ast.Constant)
             and node.args[0].value in self.fields
         )
 
     def under_fields(self, keys: Sequence[ast.expr | None], entries: list[_Entry]) -> list[_Entry]:
-        """The entries of a dict display or a mapping pattern whose key is a literal naming a field: the
-        two spell a field's value the same way, ``{"failure_kind": ...}``."""
-        fields = self.fields
-        return [
-            entry
-            for key, entry in zip(keys, entries, strict=True)
-            if isinstance(key, ast.Constant) and key.value in fields
-        ]
-
-    # The rules, one per kind of node. What depends on the whole file (a comparison with a name annotated
-    # further down, an import below its use) is kept for finish.
+        """The entries of a dict display or mapping pattern whose key is a literal naming a field."""
+        pairs = zip(keys, entries, strict=True)
+        return [entry for key, entry in pairs if isinstance(key, ast.Constant) and key.value in self.fields]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         owner = node.value
@@ -225,25 +195,23 @@ class _Walk(ast.NodeVisitor):
         if isinstance(owner, ast.Name):
             self.constant_reads.append((owner.id, node))
         elif isinstance(owner, ast.Attribute) and owner.attr == ENUM and isinstance(owner.value, ast.Name):
-            # `fk.FailureKind.X`: the enum read through the package.
-            self.constant_reads.append((f"{owner.value.id}.{ENUM}", node))
+            self.constant_reads.append((f"{owner.value.id}.{ENUM}", node))  # `fk.FailureKind.X`
 
     def visit_Call(self, node: ast.Call) -> None:
         for keyword in node.keywords:
             if keyword.arg in self.fields:
                 self.found.extend(self.strings(keyword.value))
-        if node.args:
-            if called_name(node.func) in CHECKED_FUNCTIONS:
-                self.found.extend(self.strings(node.args[0]))
-            elif len(node.args) >= 2 and self.is_field(node):
-                self.found.extend(self.strings(node.args[1]))
+        if node.args and called_name(node.func) in CHECKED_FUNCTIONS:
+            self.found.extend(self.strings(node.args[0]))
+        elif len(node.args) >= 2 and self.is_field(node):
+            self.found.extend(self.strings(node.args[1]))
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for value in self.under_fields(node.keys, node.values):
             self.found.extend(self.strings(value))
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        self.comparisons.append(node)
+        self.later.append(node)
         if any(isinstance(operator, _READING) for operator in node.ops):
             self.mark_compared([node.left, *node.comparators])
 
@@ -258,8 +226,10 @@ class _Walk(ast.NodeVisitor):
                 elif isinstance(child, ast.Name) and child.id in self.constants:
                     self.compared.add(self.constants[child.id])
 
-    def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        self.alternatives.append(node)
+    def visit_BoolOp(self, node: ast.BoolOp | ast.Match) -> None:
+        self.later.append(node)
+
+    visit_Match = visit_BoolOp
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         if self.is_field(node.value):
@@ -272,17 +242,14 @@ class _Walk(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_Match(self, node: ast.Match) -> None:
-        self.matches.append(node)
-
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
         for pattern in self.under_fields(node.keys, node.patterns):
-            self.read(self.case_strings(pattern))
+            self.read(self.strings(pattern))
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attribute, pattern in zip(node.kwd_attrs, node.kwd_patterns, strict=True):
             if attribute in self.fields:
-                self.read(self.case_strings(pattern))
+                self.read(self.strings(pattern))
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -290,9 +257,7 @@ class _Walk(ast.NodeVisitor):
                 self.package_aliases.add(alias.asname or PACKAGE)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module != PACKAGE or node.level:
-            return
-        for alias in node.names:
+        for alias in node.names if node.module == PACKAGE and not node.level else ():
             if alias.name == ENUM:
                 self.enum_aliases.add(alias.asname or ENUM)
             elif CONSTANT_NAME.fullmatch(alias.name) and alias.name not in self.package_names:
@@ -301,10 +266,8 @@ class _Walk(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         if any(self.is_field(target) for target in node.targets):
             self.found.extend(self.strings(node.value))
-            return
-        value_type = type(node.value)
-        if value_type is ast.Constant or value_type is ast.IfExp:
-            self.assignments.append(node)
+        elif type(node.value) in (ast.Constant, ast.IfExp):
+            self.later.append(node)
         elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_field(node.value):
             self.read_names.add(node.targets[0].id)
 
@@ -313,105 +276,71 @@ class _Walk(ast.NodeVisitor):
         if node.value is not None and self.is_field(target):
             self.found.extend(self.strings(node.value))
             return
-        if not is_kind_annotation(node.annotation):
+        if not is_kind_annotation(node.annotation) or isinstance(target, ast.Subscript):
             return
         if isinstance(target, ast.Name):
             self.kind_names.add(target.id)
-            # A field declared in a class body is read as an attribute elsewhere.
-            self.kind_attributes.add(target.id)
-        elif isinstance(target, ast.Attribute):
-            self.kind_attributes.add(target.attr)
-        else:
-            return
+        # A field declared in a class body is read as an attribute elsewhere.
+        self.kind_attributes.add(called_name(target) or "")
         if node.value is not None:
             self.found.extend(self.strings(node.value))
 
     def visit_arguments(self, node: ast.arguments) -> None:
         positional = [*node.posonlyargs, *node.args]
-        pairs = [
-            *zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True),
-            *zip(node.kwonlyargs, node.kw_defaults, strict=True),
-        ]
-        for argument in (*positional, *node.kwonlyargs):
-            if argument.annotation is not None and is_kind_annotation(argument.annotation):
-                self.kind_names.add(argument.arg)
-        for argument, default in pairs:
-            if default is None:
-                continue
-            if argument.arg in self.fields or (
-                argument.annotation is not None and is_kind_annotation(argument.annotation)
-            ):
+        defaults = [*zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True)]
+        for argument, default in [*defaults, *zip(node.kwonlyargs, node.kw_defaults, strict=True)]:
+            if default is not None and (argument.arg in self.fields or _annotated(argument)):
                 self.found.extend(self.strings(default))
+        self.kind_names.update(
+            argument.arg for argument in (*positional, *node.kwonlyargs) if _annotated(argument)
+        )
 
     def holds_kind(self, node: ast.expr) -> bool:
         """Whether ``node`` reads a kind: a field, a name or attribute annotated or bound as one."""
-        if isinstance(node, ast.Name):
-            return node.id in self.kind_names or node.id in self.read_names or node.id in self.fields
-        if isinstance(node, ast.NamedExpr):
-            return self.holds_kind(node.value)
-        return self.typed_kind(node)
+        if isinstance(node, ast.Name) and node.id in self.read_names:
+            return True
+        return self.holds_kind(node.value) if isinstance(node, ast.NamedExpr) else self.typed_kind(node)
 
     def typed_kind(self, node: ast.expr) -> bool:
-        """Whether ``node`` is a field or a name or attribute annotated as a kind (what an assignment of
-        a literal is checked for)."""
+        """Whether ``node`` is a field or a name or attribute annotated as a kind (``kind.value`` too)."""
         if isinstance(node, ast.Name):
             return node.id in self.kind_names or node.id in self.fields
         if isinstance(node, ast.Attribute):
             if node.attr in self.fields or node.attr in self.kind_attributes:
                 return True
-            # The value of a FailureKind member: `kind.value` for `kind: FailureKind`.
             return (
                 node.attr == "value" and isinstance(node.value, ast.Name) and node.value.id in self.kind_names
             )
         return self.is_field(node)
 
-    def case_strings(self, pattern: ast.pattern) -> Iterator[ast.Constant]:
-        """The literals a case pattern compares its subject with: ``"a"``, ``"a" | "b"``, ``"a" as k``."""
-        pending = [pattern]
-        while pending:
-            current = pending.pop()
-            if isinstance(current, ast.MatchValue):
-                yield from self.strings(current.value)
-            elif isinstance(current, ast.MatchOr):
-                pending.extend(reversed(current.patterns))
-            elif isinstance(current, ast.MatchAs) and current.pattern is not None:
-                pending.append(current.pattern)
-
     def read(self, literals: Iterable[ast.Constant]) -> None:
-        """Add ``literals`` that code compares a kind with."""
         for literal in literals:
             self.found.append(literal)
             self.reads.add(literal)
 
     def finish(self) -> tuple[list[ast.Constant | MissingName], set[ast.Constant]]:
-        found = self.found
-        for comparison in self.comparisons:
-            operands = [comparison.left, *comparison.comparators]
-            for operator, left, right in zip(comparison.ops, operands, operands[1:], strict=False):
-                if isinstance(operator, ast.Eq | ast.NotEq):
-                    if self.holds_kind(left):
+        for node in self.later:
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                for operator, left, right in zip(node.ops, operands, operands[1:], strict=False):
+                    if isinstance(operator, ast.Eq | ast.NotEq) and self.holds_kind(left):
                         self.read(self.strings(right))
-                    elif self.holds_kind(right):
+                    elif isinstance(operator, ast.Eq | ast.NotEq) and self.holds_kind(right):
                         self.read(self.strings(left))
-                elif (
-                    isinstance(operator, ast.In | ast.NotIn)
-                    and self.holds_kind(left)
-                    and isinstance(right, ast.Tuple | ast.List | ast.Set)
-                ):
-                    for element in right.elts:
-                        self.read(self.strings(element))
-        for alternative in self.alternatives:
-            if any(self.holds_kind(value) for value in alternative.values):
-                for value in alternative.values:
+                    elif isinstance(operator, ast.In | ast.NotIn) and isinstance(
+                        right, ast.Tuple | ast.List | ast.Set
+                    ):
+                        for element in right.elts if self.holds_kind(left) else ():
+                            self.read(self.strings(element))
+            elif isinstance(node, ast.BoolOp) and any(self.holds_kind(value) for value in node.values):
+                for value in node.values:
                     if isinstance(value, ast.Constant | ast.IfExp):
-                        found.extend(self.strings(value))
-        for assignment in self.assignments:
-            if any(self.typed_kind(target) for target in assignment.targets):
-                found.extend(self.strings(assignment.value))
-        for match in self.matches:
-            if self.holds_kind(match.subject):
-                for case in match.cases:
-                    self.read(self.case_strings(case.pattern))
+                        self.found.extend(self.strings(value))
+            elif isinstance(node, ast.Assign) and any(self.typed_kind(target) for target in node.targets):
+                self.found.extend(self.strings(node.value))
+            elif isinstance(node, ast.Match) and self.holds_kind(node.subject):
+                for case in node.cases:
+                    self.read(self.strings(case.pattern))
         for owner, read in self.constant_reads:
             if owner in self.package_aliases:
                 owner_name, known = PACKAGE, self.package_names
@@ -419,34 +348,33 @@ class _Walk(ast.NodeVisitor):
                 owner_name, known = ENUM, self.enum_names
             else:
                 continue
-            if read.attr not in known:
-                # At the name itself, which ends the attribute expression.
+            if read.attr not in known:  # at the name itself, which ends the attribute expression
                 column = (read.end_col_offset or 0) - len(read.attr)
-                found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
-        self.reads.update(use for use in found if isinstance(use, ast.Constant) and use in self.compared)
-        return found, self.reads
+                self.found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
+        self.reads.update(use for use in self.found if isinstance(use, ast.Constant) and use in self.compared)
+        return self.found, self.reads
+
+
+def _annotated(argument: ast.arg) -> bool:
+    return argument.annotation is not None and is_kind_annotation(argument.annotation)
 
 
 def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:
     """Names in capitals assigned a string literal exactly once at the top of the module."""
-    constants: dict[str, ast.Constant] = {}
-    seen: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign):
-            targets, value = statement.targets, statement.value
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-            targets, value = [statement.target], statement.value
-        else:
-            continue
-        for target in targets:
-            if isinstance(target, ast.Name) and CONSTANT_NAME.fullmatch(target.id):
-                if target.id in seen:
-                    constants.pop(target.id, None)
-                    continue
-                seen.add(target.id)
-                if isinstance(value, ast.Constant) and isinstance(value.value, str) and len(targets) == 1:
-                    constants[target.id] = value
-    return constants
+    assigned = [
+        (target, statement.value, len(targets))
+        for statement in tree.body
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None
+        for targets in [statement.targets if isinstance(statement, ast.Assign) else [statement.target]]
+        for target in targets
+        if isinstance(target, ast.Name) and CONSTANT_NAME.fullmatch(target.id)
+    ]
+    times = collections.Counter(target.id for target, _, _ in assigned)
+    return {
+        target.id: value
+        for target, value, count in assigned
+        if times[target.id] == count == 1 and isinstance(value, ast.Constant) and isinstance(value.value, str)
+    }
 
 
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
@@ -454,10 +382,9 @@ def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.
     pending: list[ast.AST] = list(function.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.Return):
-            if node.value is not None:
-                yield node.value
-            continue
-        if isinstance(node, (*_SCOPES, ast.expr)):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Return) and node.value is not None:
+            yield node.value
+        elif not isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.expr | ast.Return
+        ):
+            pending.extend(ast.iter_child_nodes(node))

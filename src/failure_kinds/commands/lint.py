@@ -1,25 +1,19 @@
-"""``failure-kinds lint``: misspelled failure kinds in Python source, found by :mod:`failure_kinds.lint`,
-shown as text, JSON, GitHub Actions workflow commands or SARIF (:mod:`failure_kinds._sarif`); ``--fix``
-and ``--diff`` rewrite older labels."""
+"""``failure-kinds lint``: the findings of :mod:`failure_kinds.lint` as text, JSON, GitHub Actions workflow
+commands or SARIF, and ``--fix`` and ``--diff`` through :mod:`failure_kinds._fix` (docs/lint.md)."""
 
 from __future__ import annotations
 
 import json
 
+from failure_kinds._display import escaped, plain
 from failure_kinds._streams import error_line, write_output
-from failure_kinds.commands import (
-    EXIT_CLEAN,
-    EXIT_FINDINGS,
-    EXIT_USAGE,
-    UsageError,
-    load_project_config,
-)
+from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, load_project_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
 
+    from failure_kinds._fix import Change
     from failure_kinds.lint import Checker, Finding, Fix
 
 
@@ -45,13 +39,13 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.paths, fields, config.namespaces, notes, unsafe_fixes=unsafe
     )
     changed = False
-    fixable: set[tuple[str, Fix]] = set()
-    sarif = arguments.format == "sarif"
-    if arguments.fix or arguments.diff or sarif:
+    fixable: dict[tuple[str, Fix], Change] = {}
+    if arguments.fix or arguments.diff or arguments.format == "sarif":
         checker = lint.Checker(fields, config.namespaces, unsafe_fixes=unsafe)
         mode = "fix" if arguments.fix else "diff" if arguments.diff else "sarif"
-        text = arguments.format == "text"
-        findings, changed = _fix(checker, findings, unreadable, notes, fixable, mode=mode, text=text)
+        findings, changed = _fix(
+            checker, findings, unreadable, notes, fixable, mode, arguments.format == "text"
+        )
     if arguments.diff:
         pass  # the diff is the whole output, as it can be applied with patch
     elif arguments.format == "json":
@@ -59,9 +53,7 @@ def run(arguments: argparse.Namespace) -> int:
     elif arguments.format == "github":
         write_output("".join(github_command(finding) for finding in findings))
     elif arguments.format == "sarif":
-        from failure_kinds._sarif import log
-
-        write_output(json.dumps(log(findings, fixable), indent=2) + "\n")
+        write_output(json.dumps(sarif_log(findings, fixable), indent=2) + "\n")
     else:
         write_output("".join(f"{finding}\n" for finding in findings))
     for note in notes:
@@ -72,9 +64,7 @@ def run(arguments: argparse.Namespace) -> int:
         return EXIT_USAGE
     if lint.NO_INPUT in notes:
         return EXIT_FINDINGS
-    if arguments.diff:
-        return EXIT_FINDINGS if changed else EXIT_CLEAN
-    return EXIT_FINDINGS if findings else EXIT_CLEAN
+    return EXIT_FINDINGS if (changed if arguments.diff else findings) else EXIT_CLEAN
 
 
 def _fix(
@@ -82,68 +72,60 @@ def _fix(
     findings: list[Finding],
     unreadable: list[str],
     notes: list[str],
-    fixable: set[tuple[str, Fix]],
-    *,
+    fixable: dict[tuple[str, Fix], Change],
     mode: str,
     text: bool,
 ) -> tuple[list[Finding], bool]:
-    """Apply (``mode`` "fix"), show as a diff ("diff") or add to ``fixable`` with their paths ("sarif")
-    the fixes of ``findings``; the findings left, and whether anything was (or would be) changed. A file
-    that cannot be fixed safely is left alone, with a note saying why, and keeps its findings: the same
-    in every mode, so a diff or a SARIF fix is exactly what --fix writes. Each file is read again and
-    linted from those very bytes, so a fix is never applied to text it was not computed on; a rewritten
-    file is linted once more, so what is left is reported where it now is, not where it was before."""
+    """Apply (``mode`` "fix"), show as a diff ("diff") or add to ``fixable`` ("sarif") the fixes of
+    ``findings``: the findings left, and whether anything was (or would be) changed. Each file is read and
+    linted again, so a fix is computed on the very bytes it rewrites; a file that cannot be fixed safely
+    keeps its findings with a note, in every mode; a rewritten file is linted once more."""
     import failure_kinds._fix as fixing
     import failure_kinds.lint as lint
-    from failure_kinds._display import plain
 
-    write = mode == "fix"
-    paths = list(dict.fromkeys(finding.path for finding in findings if finding.fix is not None))
-    # The findings of each file read again: of its rewritten text when it was written.
     relinted: dict[str, list[Finding]] = {}
     changed = False
-    for path in paths:
+    for path in dict.fromkeys(finding.path for finding in findings if finding.fix is not None):
         shown = plain(path, lint.PATH_LIMIT)
         try:
             before = lint.read_source(path)
         except lint._Unreadable as error:  # pyright: ignore[reportPrivateUsage]
             unreadable.append(f"{shown}: {error}")
             continue
-        if before is None:
+        if not isinstance(before, bytes):  # a path named, not walked, is never skipped
             continue
-        current = checker.check_source(before, path)
-        fixes = [finding.fix for finding in current if finding.fix is not None]
+        relinted[path] = checker.check_source(before, path)
         try:
-            after, applied = fixing.apply(before, fixes)
-            if applied:
+            after, changes = fixing.apply(before, [finding.fix for finding in relinted[path] if finding.fix])
+            if changes:
                 fixing.check_replaceable(path, after)
-            if applied and write:
+            if changes and mode == "fix":
                 fixing.replace_file(path, before, after)
-            elif applied and mode == "diff":
-                _write_bytes(fixing.unified_diff(path, before, after))
-                if fixing.diff_name(path)[1]:
-                    notes.append(
-                        f"{shown}: outside the working directory, so patch -p0 and git apply do not apply "
-                        "its diff; run the lint from a directory that holds it"
-                    )
-            fixable.update((path, fix) for fix in applied)
         except fixing.Unfixable as error:
             notes.append(f"{shown}: not fixed: {error}")
-            relinted[path] = current
             changed = True
             continue
-        if not applied:
-            relinted[path] = current
-            continue
-        changed = True
-        if write:
+        changed = changed or bool(changes)
+        fixable.update(((path, change.fix), change) for change in changes)
+        if changes and mode == "diff":
+            _write_bytes(fixing.unified_diff(path, before, after))
+            if fixing.diff_name(path)[1]:
+                notes.append(
+                    f"{shown}: outside the working directory, so patch -p0 and git apply do not apply its "
+                    "diff; run the lint from a directory that holds it"
+                )
+        elif changes and mode == "fix":
             relinted[path] = checker.check_source(after, path)
-            report = "".join(f"{change}\n" for change in _changes(shown, before, applied))
+            columns = fixing.moved_columns(changes)
+            report = "".join(
+                f"{shown}:{change.fix.line}:{column} {change.fix.old} -> {change.fix.new}\n"
+                for change, column in zip(changes, columns, strict=True)
+            )
             if text:
                 write_output(report)
             else:
                 error_line(report.rstrip("\n"))
-    if not write:
+    if mode != "fix":
         return findings, changed
     left: list[Finding] = []
     for index, finding in enumerate(findings):
@@ -170,38 +152,24 @@ def _write_bytes(data: bytes) -> None:
         buffer.write(data)
         buffer.flush()
     except (OSError, ValueError) as error:
-        broken = isinstance(error, BrokenPipeError)
-        lose_output(BROKEN_PIPE if broken else f"cannot write to standard output: {reason(error)}")
-
-
-def _changes(shown: str, before: bytes, applied: list[Fix]) -> Iterator[str]:
-    """``PATH:LINE:COL OLD -> NEW`` for each fix applied, at the column where the new literal is: an
-    earlier literal rewritten on the same line moves it by the difference of their lengths."""
-    from failure_kinds._columns import Columns
-
-    columns = Columns(before)
-    moved: dict[int, int] = {}
-    for fix in sorted(applied, key=lambda item: (item.line, item.offset)):
-        column = columns.column(fix.line, fix.offset) + moved.get(fix.line, 0)
-        moved[fix.line] = moved.get(fix.line, 0) + len(fix.new) - len(fix.old)
-        yield f"{shown}:{fix.line}:{column} {fix.old} -> {fix.new}"
+        lose_output(
+            BROKEN_PIPE
+            if isinstance(error, BrokenPipeError)
+            else f"cannot write to standard output: {reason(error)}"
+        )
 
 
 def github_command(finding: Finding) -> str:
-    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped exactly as GitHub documents:
-    ``%``, CR and LF in the message, those and ``:`` and ``,`` in a property. The runner decodes them, so
-    the ``file`` property is the path itself (a name holding a line break included), or the annotation
-    would point at a file that does not exist."""
-    message = finding.message
-    if not message.isprintable():
-        from failure_kinds._display import escaped
-
-        # A line break is GitHub's to encode; any other character that is not printable (a terminal
-        # escape quoted from a parser message) would reach the log raw, so it is shown escaped.
-        message = "".join(character if character in "\r\n" else escaped(character) for character in message)
+    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as GitHub documents; the runner
+    decodes it, so the ``file`` property is the path itself."""
+    # A line break is GitHub's to encode; any other character that is not printable is shown escaped.
+    message = "".join(
+        character if character in "\r\n" else escaped(character) for character in finding.message
+    )
     place = f"line={finding.line},col={finding.col}"
-    properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
-    return f"::error {properties}::{_data(message)}\n"
+    return (
+        f"::error file={_property(finding.path)},{place},title={_property(finding.code)}::{_data(message)}\n"
+    )
 
 
 def _data(text: str) -> str:
@@ -210,3 +178,80 @@ def _data(text: str) -> str:
 
 def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -> dict[str, object]:
+    """The findings as one SARIF 2.1.0 run, in the subset GitHub code scanning reads, with the fixes
+    ``--fix`` would make; paths relative to the working directory (``%SRCROOT%``), links resolved."""
+    import os
+
+    import failure_kinds
+    from failure_kinds.lint import CODES
+
+    root = os.path.realpath(os.getcwd())
+    rules = [
+        {
+            "id": code,
+            "shortDescription": {"text": meaning.summary},
+            "fullDescription": {"text": meaning.advice},
+            "help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"},
+            "defaultConfiguration": {"level": meaning.level},
+        }
+        for code, meaning in CODES.items()
+    ]
+    results: list[dict[str, object]] = []
+    for finding in findings:
+        real = os.path.realpath(finding.path)
+        relative = os.path.relpath(real, root)
+        outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+        artifact = (
+            {"uri": _file_uri(real)} if outside else {"uri": _quoted(relative), "uriBaseId": "%SRCROOT%"}
+        )
+        region = {"startLine": finding.line, "startColumn": finding.col}
+        if finding.end is not None:
+            region.update(endLine=finding.end[0], endColumn=finding.end[1])
+        location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
+        result: dict[str, object] = {
+            "ruleId": finding.code,
+            "ruleIndex": list(CODES).index(finding.code),
+            "level": CODES[finding.code].level,
+            "message": {"text": escaped(finding.message)},
+            "locations": [location],
+        }
+        change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
+        if change is not None:
+            fix, start = change.fix, change.column
+            deleted = {
+                "startLine": fix.line,
+                "startColumn": start,
+                "endLine": fix.line,
+                "endColumn": start + len(fix.old),
+            }
+            replacement = {"deletedRegion": deleted, "insertedContent": {"text": fix.new}}
+            result["fixes"] = [
+                {
+                    "description": {"text": f"Replace {fix.old!r} with {fix.new!r}."},
+                    "artifactChanges": [{"artifactLocation": artifact, "replacements": [replacement]}],
+                }
+            ]
+        results.append(result)
+    driver = {"name": "failure-kinds", "version": failure_kinds.__version__, "rules": rules}
+    run = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(os.path.join(root, ""))}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+
+
+def _file_uri(absolute: str) -> str:
+    return "file://" + _quoted(absolute)
+
+
+def _quoted(path: str) -> str:
+    import os
+    from urllib.parse import quote
+
+    # Of the file name's own bytes, so a name that is not UTF-8 still names that file.
+    return quote(os.fsencode(path.replace(os.sep, "/")), safe="/")
