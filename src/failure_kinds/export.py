@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from failure_kinds import FailureKind
+
 # The layout of an export; a later layout that a reader cannot read says so with another number.
 FORMAT = 1
 # An export of any vocabulary is a few hundred kilobytes at most; a larger file is not one.
@@ -24,6 +26,13 @@ class ExportError(FailureKindsError):
     """An export that cannot be read or is not one."""
 
 
+def kind_record(kind: FailureKind) -> dict[str, str | None]:
+    """What ``list --format json`` and the export say of a kind (the export puts its value first)."""
+    replaced_by = None if kind.replaced_by is None else kind.replaced_by.value
+    fields = {"name": kind.name, "value": kind.value, "domain": kind.domain, "description": kind.description}
+    return {**fields, "since": kind.since, "replaced_by": replaced_by}
+
+
 def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
     """The export of the installed vocabulary, with ``namespaces`` when given (an empty one too)."""
     import failure_kinds
@@ -32,17 +41,7 @@ def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[
     data: dict[str, object] = {
         "format": FORMAT,
         "version": failure_kinds.__version__,
-        "kinds": [
-            {
-                "value": kind.value,
-                "name": kind.name,
-                "domain": kind.domain,
-                "description": kind.description,
-                "since": kind.since,
-                "replaced_by": None if kind.replaced_by is None else kind.replaced_by.value,
-            }
-            for kind in failure_kinds.FailureKind
-        ],
+        "kinds": [{"value": kind.value, **kind_record(kind)} for kind in failure_kinds.FailureKind],
         "older_labels": [
             {
                 "label": label.label,

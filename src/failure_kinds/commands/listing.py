@@ -43,18 +43,9 @@ def render_text() -> str:
 
 def render_json() -> str:
     from failure_kinds import Stage
+    from failure_kinds.export import kind_record
 
-    kinds = [
-        {
-            "name": kind.name,
-            "value": kind.value,
-            "domain": kind.domain,
-            "description": kind.description,
-            "since": kind.since,
-            "replaced_by": None if kind.replaced_by is None else kind.replaced_by.value,
-        }
-        for kind in FailureKind
-    ]
+    kinds = [kind_record(kind) for kind in FailureKind]
     stages = [{"value": stage.value, "description": stage.description} for stage in Stage]
     return json.dumps({"kinds": kinds, "stages": stages}, indent=2) + "\n"
 
