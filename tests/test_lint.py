@@ -747,7 +747,7 @@ def test_every_regular_file_of_a_generated_tree_is_read_once_and_the_rest_is_cou
                 first_names.setdefault((path.stat().st_dev, path.stat().st_ino), str(path))
         expected = sorted(name for name in first_names.values() if Path(name).read_text() == OLDER)
         notes: list[str] = []
-        found, unreadable = lint.lint_paths([folder], notes=notes)
+        found, unreadable = lint.lint_paths([folder], lint.Checker(), notes)
     assert (unreadable, sorted(item.path for item in found)) == ([], expected)
     said = [] if files or skipped else [f"{folder}: no *.py or *.pyi files in this directory"]
     if skipped:

@@ -9,7 +9,7 @@ import stat
 from typing import NamedTuple
 
 from failure_kinds import FailureKindsError
-from failure_kinds.lint import SIZE_LIMIT, Fix, declared_encoding
+from failure_kinds.lint import SIZE_LIMIT, Fix, declared_encoding, read_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,19 +124,13 @@ def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
     return b"--- " + name + b"\n+++ " + name + b"\n" + b"".join(marked) if hunks else b""
 
 
-def _reason(error: OSError) -> str:
-    from failure_kinds.audit.errors import describe_read_error
-
-    return describe_read_error(error)
-
-
 def check_replaceable(path: str, after: bytes, status: os.stat_result | None = None) -> None:
     """Raise Unfixable when ``replace_file`` would leave the file alone before writing anything, so
     ``--diff`` and SARIF offer no fix that ``--fix`` refuses."""
     try:
         status = status or os.stat(path)
     except OSError as error:
-        raise Unfixable(_reason(error)) from None
+        raise Unfixable(read_error(error)) from None
     if len(after) > SIZE_LIMIT:  # the lint would then report it as FK000 on every later run
         raise Unfixable(
             f"its fixed text would be larger than {SIZE_LIMIT >> 20} MiB, the lint's limit; nothing written"
@@ -195,7 +189,7 @@ def _replace(real: str, before: bytes, after: bytes) -> None:
             os.replace(temporary, real)
             temporary = None
     except OSError as error:
-        raise Unfixable(_reason(error)) from None
+        raise Unfixable(read_error(error)) from None
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):

@@ -1,9 +1,5 @@
-"""Find misspelled failure kinds in Python source, where type checkers cannot see them (docs/lint.md).
-
-:class:`Checker` judges one file's bytes; :func:`lint_paths` reads the files and directories named, each
-regular file once. Where a kind stands in source is :mod:`failure_kinds._shapes`' walk; the codes are
-:data:`CODES`, the one table the command's help and SARIF rules read.
-"""
+"""Misspelled failure kinds in Python source (docs/lint.md): :class:`Checker` judges a file's bytes,
+:func:`lint_paths` reads the paths named; :mod:`failure_kinds._shapes` says where a kind stands."""
 
 from __future__ import annotations
 
@@ -22,7 +18,9 @@ from failure_kinds._shapes import MissingName, kind_uses
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
-    from typing import Final
+    from typing import Final, TypeAlias
+
+    Declared: TypeAlias = "Mapping[str, Collection[str]] | None"
 
 DEFAULT_FIELDS: Final = ("failure_kind",)
 SOURCE_SUFFIXES: Final = (".py", ".pyi")
@@ -46,44 +44,30 @@ class Code(NamedTuple):
     level: str
 
 
+# The one table of codes: the command's help and SARIF's rules read it.
+# fmt: off
 CODES: Final = {
-    "FK000": Code(
-        "the file could not be linted",
-        "It does not parse, is nested too deeply for the Python parser, is larger than 8 MiB or declares an "
-        "unknown encoding; the other files are still linted. Correct what the message names, or leave the "
-        "file out of the paths linted.",
-        "error",
-    ),
-    "FK001": Code(
-        "unregistered failure kind, or a misspelled constant of one",
-        "A string used as a failure kind is neither a registered kind nor a namespaced <server>:<kind>, or "
-        "a constant read from failure_kinds does not exist. Write the kind the message suggests, or "
-        "namespace a kind of your own.",
-        "error",
-    ),
-    "FK002": Code(
-        'looks namespaced (contains ":") but is not <server>:<kind>',
-        "A namespaced kind is <server>:<kind>, each part [a-z][a-z0-9_]*. Write it in that shape.",
-        "error",
-    ),
-    "FK003": Code(
-        "a kind of a declared namespace that the declaration does not list",
+    "FK000": Code("the file could not be linted",
+        "It does not parse, is nested too deeply for the Python parser, is larger than 8 MiB or declares "
+        "an unknown encoding; the other files are still linted. Correct what the message names, or leave "
+        "the file out of the paths linted.", "error"),
+    "FK001": Code("unregistered failure kind, or a misspelled constant of one",
+        "A string used as a failure kind is neither a registered kind nor a namespaced <server>:<kind>, "
+        "or a constant read from failure_kinds does not exist. Write the kind the message suggests, or "
+        "namespace a kind of your own.", "error"),
+    "FK002": Code('looks namespaced (contains ":") but is not <server>:<kind>',
+        "A namespaced kind is <server>:<kind>, each part [a-z][a-z0-9_]*. Write it in that shape.", "error"),
+    "FK003": Code("a kind of a declared namespace that the declaration does not list",
         "The server declares its kinds in [tool.failure-kinds.namespaces]. Write one of them (the message "
-        "suggests the closest), or add the kind to the declaration.",
-        "error",
-    ),
-    "FK004": Code(
-        "an older label: the message names its replacement, or says it has none",
+        "suggests the closest), or add the kind to the declaration.", "error"),
+    "FK004": Code("an older label: the message names its replacement, or says it has none",
         "The label is one of the older registry's. Write the replacement the message names (failure-kinds "
         "lint --fix rewrites the literals it can), or choose the kind that fits when there is none.",
-        "warning",
-    ),
-    "FK005": Code(
-        "a deprecated kind: the message names its replacement",
-        "The kind still validates but is on its way out. Write the replacement the message names.",
-        "warning",
-    ),
+        "warning"),
+    "FK005": Code("a deprecated kind: the message names its replacement", "The kind still validates but is "
+        "on its way out. Write the replacement the message names.", "warning"),
 }
+# fmt: on
 
 # Codes split out of FK001 in 0.3.0, which a noqa for it still silences.
 _REDIRECTS: Final = {"FK004": b"FK001", "FK005": b"FK001"}
@@ -127,7 +111,8 @@ class _Unreadable(Exception):
     """A file that could not be read; the message says why."""
 
 
-def _reason(error: OSError) -> str:
+def read_error(error: OSError) -> str:
+    """Why a file could not be read, in the words every command uses ("no such file"), the audit's."""
     from failure_kinds.audit.errors import describe_read_error
 
     return describe_read_error(error)
@@ -138,7 +123,7 @@ def source_files(paths: Sequence[str], problems: list[str], pruned: list[str]) -
     directory or a link (added to ``pruned``); a directory that cannot be listed goes to ``problems``."""
 
     def note(error: OSError) -> None:
-        problems.append(f"{plain(str(error.filename), PATH_LIMIT)}: {_reason(error)}")
+        problems.append(f"{plain(str(error.filename), PATH_LIMIT)}: {read_error(error)}")
 
     for path in paths:
         if not os.path.isdir(path):
@@ -168,7 +153,7 @@ def read_source(path: str, *, walked: bool = False, seen: set[tuple[int, int]] |
     except OSError as error:
         if walked and os.path.islink(path):
             return "skipped"
-        raise _Unreadable(_reason(error)) from None
+        raise _Unreadable(read_error(error)) from None
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode) and walked:
@@ -183,7 +168,7 @@ def read_source(path: str, *, walked: bool = False, seen: set[tuple[int, int]] |
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             return file.read(SIZE_LIMIT + 1)
     except OSError as error:
-        raise _Unreadable(_reason(error)) from None
+        raise _Unreadable(read_error(error)) from None
     finally:
         os.close(descriptor)
 
@@ -192,17 +177,9 @@ def _counted(count: int, one: str, many: str) -> str:
     return one if count == 1 else f"{count:,} {many}"
 
 
-def lint_paths(
-    paths: Sequence[str],
-    fields: Sequence[str] = DEFAULT_FIELDS,
-    namespaces: Mapping[str, Collection[str]] | None = None,
-    notes: list[str] | None = None,
-    *,
-    unsafe_fixes: bool = False,
-) -> tuple[list[Finding], list[str]]:
+def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tuple[list[Finding], list[str]]:
     """Findings for every file under ``paths`` and what could not be read (``path: reason``); what was
     left out (entries not regular files, files named twice, directories not entered) is said in ``notes``."""
-    checker = Checker(fields, namespaces, unsafe_fixes=unsafe_fixes)
     findings: list[Finding] = []
     unreadable: list[str] = []
     said: list[str] = []
@@ -227,8 +204,6 @@ def lint_paths(
                 findings.extend(checker.check_source(source, file_path))
         if walked and not found:
             said.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
-    if notes is None:
-        return findings, unreadable
     skipped, repeated = counts["skipped"], counts["repeated"]
     notes += said
     if pruned:
@@ -239,18 +214,15 @@ def lint_paths(
             f"node_modules, site-packages or a link): {names}{more}"
         )
     if skipped:
-        entries = _counted(
-            skipped,
-            "1 entry found in a directory is not a regular file",
-            "entries found in directories are not regular files",
-        )
+        entries = _counted(skipped, "1 entry found in a directory is", "entries found in directories are")
+        kind = "a regular file" if skipped == 1 else "regular files"
         verb = "was" if skipped == 1 else "were"
-        notes.append(f"{entries} (a FIFO, a device or a dangling symbolic link) and {verb} skipped")
-    if repeated:
         notes.append(
-            f"{_counted(repeated, '1 input names', 'inputs name')} a file already read; "
-            "each file is read once"
+            f"{entries} not {kind} (a FIFO, a device or a dangling symbolic link) and {verb} skipped"
         )
+    if repeated:
+        inputs = _counted(repeated, "1 input names", "inputs name")
+        notes.append(f"{inputs} a file already read; each file is read once")
     if not read and not unreadable:
         notes.append(NO_INPUT)
     return findings, unreadable
@@ -260,7 +232,7 @@ class Checker:
     def __init__(
         self,
         fields: Sequence[str] = DEFAULT_FIELDS,
-        namespaces: Mapping[str, Collection[str]] | None = None,
+        namespaces: Declared = None,
         *,
         unsafe_fixes: bool = False,
     ) -> None:

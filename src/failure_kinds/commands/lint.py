@@ -34,14 +34,11 @@ def run(arguments: argparse.Namespace) -> int:
     config = load_project_config(arguments)
     fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     notes: list[str] = []
-    unsafe = arguments.unsafe_fixes
-    findings, unreadable = lint.lint_paths(
-        arguments.paths, fields, config.namespaces, notes, unsafe_fixes=unsafe
-    )
+    checker = lint.Checker(fields, config.namespaces, unsafe_fixes=arguments.unsafe_fixes)
+    findings, unreadable = lint.lint_paths(arguments.paths, checker, notes)
     changed = False
     fixable: dict[tuple[str, Fix], Change] = {}
     if arguments.fix or arguments.diff or arguments.format == "sarif":
-        checker = lint.Checker(fields, config.namespaces, unsafe_fixes=unsafe)
         mode = "fix" if arguments.fix else "diff" if arguments.diff else "sarif"
         findings, changed = _fix(
             checker, findings, unreadable, notes, fixable, mode, arguments.format == "text"
