@@ -50,7 +50,10 @@ class WheelInstall:
 NO_SKIPS = "FAILURE_KINDS_NO_SKIPS"
 
 
-def fail_if_skipped(report: pytest.CollectReport | pytest.TestReport) -> None:
+Report = pytest.CollectReport | pytest.TestReport
+
+
+def fail_if_skipped(report: Report) -> None:
     if not (report.skipped and os.environ.get(NO_SKIPS)) or hasattr(report, "wasxfail"):
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -59,17 +62,13 @@ def fail_if_skipped(report: pytest.CollectReport | pytest.TestReport) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport() -> Generator[None, Report, Report]:
     report = yield
     fail_if_skipped(report)
     return report
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report() -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-    report = yield
-    fail_if_skipped(report)
-    return report
+pytest_make_collect_report = pytest_runtest_makereport  # the same for a module skipped as it is collected
 
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
@@ -92,7 +91,7 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 @pytest.fixture(scope="session")
-def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
+def wheel_install(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> WheelInstall:
     def build(folder: Path) -> None:
         # Without the build backend installed, pip fetches it into an isolated environment, as for any
         # user; `make test` has it, and saves the download.
@@ -110,10 +109,12 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> WheelInstall:
             [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
             check=True,
         )
-        # The optional integrations the typing cases and the documentation's recipes also cover; from the
-        # package index like any user's.
-        extras = ["pydantic>=2.6", "opentelemetry-sdk>=1.20", "prometheus_client>=0.17"]
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *extras], check=True)
+        # The optional integrations the typing cases (tests/test_typing.py) also cover, from the package
+        # index like any user's. Only those cases need them, and they are all interpreter_independent: a
+        # run that leaves such tests out (make test on its other Pythons) does not fetch them.
+        if "not interpreter_independent" not in request.config.option.markexpr:
+            extras = ["pydantic>=2.6", "opentelemetry-sdk>=1.20", "prometheus_client>=0.17"]
+            subprocess.run([str(python), "-m", "pip", "install", "--quiet", *extras], check=True)
 
     folder = built_once(tmp_path_factory, "wheel_install", build)
     (wheel,) = (folder / "wheel").glob("failure_kinds-*.whl")
