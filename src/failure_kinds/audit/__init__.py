@@ -5,11 +5,11 @@ under the current kinds (see the audit page of the docs for what is counted and 
 ``audit(inputs, ...) -> Report`` is the one entry point, for the command and any program; it reads in
 this process, with worker processes (``jobs``) or on a Ray cluster (``ray``), and every engine gives the
 same report. ``render_text(report)`` and ``render_json(report)`` write it. The pipeline, module by module:
-``sources`` (inputs -> lines), ``decoding`` (a line -> the value at the field), ``settings`` (the
-settings, categories and caps, and the capped tally), ``partial`` (the mergeable partial report, its
-JSON form, and the report), ``render`` (text, JSON, progress); ``tasks`` (the work cut into tasks and the
-one per-task function every engine runs), ``engine`` (``audit()``, one process or ``--jobs``),
-``parquet`` and ``ray_engine`` (``--ray``).
+``sources`` (inputs -> lines -> the value at the field), ``settings`` (the settings, categories and caps,
+and the capped tally), ``partial`` (the mergeable partial report, its JSON form, and the report),
+``render`` (its rows, text, JSON, progress); ``tasks`` (the work cut into tasks, and the one per-task
+function every engine runs), ``engine`` (``audit()``, in one process or ``--jobs`` workers),
+``parquet``, ``ray_engine`` (``--ray``) and ``errors``.
 
 The mergeable partial report, for other engines: ``settings_for(field_path, aliases, namespaces)`` gives
 checked ``AuditSettings``; then
@@ -52,7 +52,6 @@ Running it from another engine (any map over chunks, then a reduce on the driver
 
 from __future__ import annotations
 
-from .decoding import BLANK, INVALID, UNPARSEABLE, fast_available
 from .engine import audit
 from .errors import AuditError, describe_read_error
 from .partial import PartialReport, merge
@@ -67,7 +66,7 @@ from .settings import (
     merged_aliases,
     settings_for,
 )
-from .sources import Source, expand_inputs
+from .sources import BLANK, INVALID, UNPARSEABLE, Source, expand_inputs, fast_available
 from .tasks import audit_file, audit_lines
 
 __all__ = [

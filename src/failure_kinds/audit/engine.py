@@ -25,8 +25,9 @@ from failure_kinds._display import plain
 from .errors import AuditError, cannot_start
 from .render import ByteProgress, Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
-from .sources import HEAD_BYTES, LOCAL, decompressed, expand_inputs, is_parquet, is_uri
+from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri
 from .tasks import (
+    LOCAL,
     STREAM,
     OrderedMerge,
     audit_tasks,

@@ -17,9 +17,9 @@ from __future__ import annotations
 import importlib
 from collections import Counter, deque
 
-from .decoding import INVALID, UNPARSEABLE
 from .errors import describe_read_error
 from .partial import PartialReport
+from .sources import INVALID, UNPARSEABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

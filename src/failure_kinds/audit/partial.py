@@ -19,7 +19,6 @@ from typing import Any, cast
 
 from failure_kinds._display import escaped, shown
 
-from .decoding import BLANK, UNPARSEABLE, hashable, make_decoder
 from .errors import AuditError
 from .render import FileReport, Report, kind_rows, server_totals
 from .settings import (
@@ -37,13 +36,14 @@ from .settings import (
     key_problem,
     shorten,
 )
+from .sources import BLANK, UNPARSEABLE, hashable, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Final
 
-    from .decoding import Decoder
+    from .sources import Decoder
 
 BOM: Final = b"\xef\xbb\xbf"
 # The totals of a partial and of its report, and the first locations (in the order of the JSON forms).

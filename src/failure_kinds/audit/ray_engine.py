@@ -25,7 +25,6 @@ from .sources import (
     STDIN,
     WALKED,
     Identity,
-    LocalFiles,
     Skipped,
     expand_inputs,
     is_uri,
@@ -35,6 +34,7 @@ from .sources import (
 from .tasks import (
     MIN_CHUNK_BYTES,
     STREAM,
+    LocalFiles,
     OrderedMerge,
     Task,
     audit_tasks,

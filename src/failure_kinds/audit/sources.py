@@ -1,21 +1,27 @@
-"""Inputs: files, directories of them, stdin; what a file was when planned; gzip by content; lines in
-batches under the line cap."""
+"""Inputs -> lines -> values: files, directories of them, stdin; what a file was when planned; gzip by
+content; lines in batches under the line cap; each line decoded into what it holds at the field: a
+string (with a kind), None (without), INVALID (another JSON type there), UNPARSEABLE or BLANK."""
 
 from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import stat
 from dataclasses import dataclass
+from json.scanner import make_scanner
+from operator import attrgetter
 from typing import TypeAlias
+
+from failure_kinds._depth import deeper
 
 from .errors import AuditError, WideText, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import BinaryIO, Final
+    from typing import Any, BinaryIO, Final
 
 
 # Lines are read and decoded in batches of about this many bytes.
@@ -58,41 +64,11 @@ class Identity:
         return "rewritten" if now.modified != self.modified else None
 
 
-def changed_error(change: str) -> str:
-    return f"changed while it was read ({change}): audit it again once nothing writes to it"
-
-
-class LocalFiles:
-    """How engines open and look at files: the local filesystem (Ray reads URIs through pyarrow's)."""
-
-    filesystem: object = None  # what pyarrow opens a Parquet file through: None is the local one
-
-    def open(self, path: str) -> BinaryIO:
-        return open(path, "rb")  # closed through the Input it becomes
-
-    def identity(self, path: str) -> Identity:
-        return Identity.of(os.stat(path))
-
-    def opened(self, raw: BinaryIO, path: str) -> Identity:
-        """The identity of the file ``raw`` reads, which must be the one planned."""
-        return Identity.of(os.fstat(raw.fileno()))
-
-    def change(self, path: str, planned: Identity) -> str | None:
-        """How the file ``path`` names now differs from ``planned`` ("removed" when it names none)."""
-        try:
-            return planned.change(self.identity(path))
-        except (OSError, ValueError):
-            return "removed"
-
-
-LOCAL: Final = LocalFiles()
-
-
 @dataclass(frozen=True)
 class Source:
-    """One input: ``display`` is how reports name it, ``path`` is None for stdin. ``error``: a directory
-    that could not be listed. ``identity``: what the regular file was when the inputs were expanded (its
-    one look before the read); ``stream``: stdin, a FIFO or a device, read once, in this process."""
+    """One input as reports name it (``display``; ``path`` None: stdin). ``error``: a directory that could
+    not be listed; ``identity``: the regular file as expanded, its one look before the read; ``stream``:
+    stdin, a FIFO or a device, read once, in this process."""
 
     display: str
     path: str | None
@@ -106,7 +82,6 @@ def is_parquet(path: str) -> bool:
 
 
 def is_walked(name: str) -> bool:
-    """Whether a directory walk reads the file ``name`` (see SUFFIXES)."""
     return name.lower().endswith(SUFFIXES)
 
 
@@ -116,16 +91,14 @@ def is_uri(path: str) -> bool:
 
 
 def is_gzip(name: str, head: bytes) -> bool:
-    """Whether an input is gzip, by its first bytes or by its name (a ``.gz`` file that is not gzip is
-    reported as such, not read as text). The one test every reader and planner uses."""
+    """Gzip by its first bytes or by its name (a ``.gz`` file that is not gzip is named as such)."""
     return head == GZIP_MAGIC or name.lower().endswith(".gz")
 
 
 def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their regular files named with SUFFIXES (recursively, one sorted
-    order; a FIFO or device there is never opened, symbolic links to directories are not followed), "-"
-    as stdin. A directory that cannot be listed becomes a source that fails with the reason. Every other
-    entry of a directory is named in one note. Each file is read once (see ``read_once``)."""
+    """Files as given, directories as their regular files named with SUFFIXES (recursively, sorted; links
+    to directories are not followed, a FIFO there is never opened), "-" as stdin; the other entries of a
+    directory in one note, a directory that cannot be listed as a source that fails with the reason."""
     if list(inputs).count(STDIN) > 1:
         raise AuditError("- (stdin) can be given only once")
     from failure_kinds._display import plain
@@ -148,9 +121,6 @@ def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
 
 class Skipped:
     """The entries of the directories walked that are not read: how many, and the first few names."""
-
-    count: int
-    names: list[str]
 
     def __init__(self) -> None:
         self.count: int = 0
@@ -206,8 +176,7 @@ _READ_ONCE: Final = " a file already read; each file is read once"
 
 
 def note_repeated(notes: list[str], repeated: int) -> None:
-    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all
-    (Ray adds the URIs that name an object already planned to the local inputs' count)."""
+    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all."""
     if not repeated:
         return
     for index, note in enumerate(notes):
@@ -251,14 +220,8 @@ def _what_else(path: str) -> str:
         if not os.path.islink(path):
             return ""
         return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
-    kinds = {
-        stat.S_IFREG: "",
-        stat.S_IFDIR: "a link to a directory",
-        stat.S_IFIFO: "a FIFO",
-        stat.S_IFSOCK: "a socket",
-    }
-    what = kinds.get(mode, "a device")
-    return f" ({what})" if what else ""
+    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
+    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
 
 
 def _first(read: Callable[[int], bytes], size: int) -> bytes:
@@ -273,13 +236,9 @@ def _first(read: Callable[[int], bytes], size: int) -> bytes:
 
 
 class Input:
-    """The bytes of one input, decompressed. A read that fails ends the data and keeps the error.
-
-    A truncated gzip file raises only when its end is reached; this way every complete line before the
-    break is still counted, and the error is reported afterwards. ``check``: the first bytes read are
-    looked at by ``check_text`` (decompressed ones: those of a plain file are looked at before): ``check``
-    is then the name of the gzip file.
-    """
+    """The bytes of one input, decompressed. A read that fails ends the data and keeps the error (a
+    truncated gzip file raises only at its end: every whole line before the break is still counted).
+    ``check``: the name of a gzip file, whose first decompressed bytes ``check_text`` looks at."""
 
     def __init__(
         self, read: Callable[[int], bytes], close: Callable[[], None], check: str | None = None
@@ -288,8 +247,7 @@ class Input:
         self._close: Callable[[], None] = close
         self._check = check
         self.error: BaseException | None = None
-        self.head: bytearray | None = None
-        """When set, the first HEAD_BYTES bytes read are copied into it."""
+        self.head: bytearray | None = None  # when set, the first HEAD_BYTES bytes read are copied into it
 
     def read(self, size: int) -> bytes:
         """At most ``size`` bytes (a few more at the start); b"" at the end or after an error."""
@@ -315,8 +273,8 @@ class Input:
 
 
 class _Prefixed:
-    """A stream with the bytes already read from its start put back, for readers that cannot seek
-    (pipes, FIFOs, ``<(zcat ...)``): gzip is recognised by its first bytes without seeking back."""
+    """A stream with the bytes already read from its start put back, so that gzip is recognised by its
+    first bytes in pipes and FIFOs, which cannot seek back."""
 
     def __init__(self, prefix: bytes, stream: BinaryIO) -> None:
         self.prefix: bytes = prefix
@@ -338,15 +296,14 @@ class _Prefixed:
         return self._read_some(size)
 
     def seek(self, offset: int, /) -> int:
-        raise io.UnsupportedOperation("a stream read as it comes is not seekable")
+        raise io.UnsupportedOperation("a stream read as it comes cannot seek")
 
     def close(self) -> None:
         self.stream.close()
 
 
 def open_stream(path: str | None) -> BinaryIO:
-    """stdin (``path`` None) or a FIFO, read as it comes: with reads that wait for data even when the
-    parent left the descriptor non-blocking (EAGAIN is "nothing yet", not the end of the input)."""
+    """stdin (``path`` None: its reads wait for data even on a non-blocking descriptor) or a FIFO."""
     if path is not None:
         return open(path, "rb")  # closed through the Input it becomes
     from failure_kinds._streams import stdin_bytes
@@ -358,9 +315,8 @@ def open_stream(path: str | None) -> BinaryIO:
 
 
 def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
-    """The bytes of the open stream ``raw`` (a local file, stdin, a file of a remote filesystem) from
-    byte ``start``, gunzipped when it is gzip (see ``is_gzip``; a range after the start of a file is
-    plain, as gzip is read whole). Closing the Input closes ``raw``."""
+    """The bytes of the open stream ``raw`` from byte ``start``, gunzipped when it is gzip (a range after
+    the start is plain: gzip is read whole). Closing the Input closes ``raw``."""
     if start:
         # A range of a file is in the file's encoding: every range of a file says what its start says.
         raw.seek(0)
@@ -489,3 +445,155 @@ def _without_overlong(lines: list[bytes], line_bytes: int, ascii: bool) -> Itera
             start = index + 1
     if start < len(lines):
         yield lines[start:], ascii
+
+
+# Decoding: a line -> what it holds at the field. The standard library decides every line; FastDecoder is
+# the msgspec path, which must agree with it line for line.
+
+
+class _Marker:
+    """A named sentinel: what a line decodes to besides a string and None."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name: str = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the field
+UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an object, over the line cap
+BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
+
+
+class Decoder:
+    """Turns lines into what they hold at the field. With ``msgspec`` it decodes only the field (msgspec
+    validates the rest of the line but builds nothing); where msgspec refuses a line, or a line is not
+    ASCII, the standard library decides, always from the same call depth, so a line nested as deep as
+    the interpreter allows gets the same answer either way."""
+
+    def __init__(self, path: Sequence[str], msgspec: Any = None) -> None:
+        self.path: list[str] = list(path)
+        self.key: str | None = self.path[0] if len(self.path) == 1 else None  # the common case
+        # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
+        # expression matches per call. typeshed types its argument as the scanner class; any decoder is.
+        self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+        self._decode: Callable[[bytes], Any] | None = None
+        if msgspec is not None:
+            shape: Any = object
+            for depth, segment in enumerate(reversed(self.path)):
+                # gc=False: decoded lines hold no cycles, and untracked structs cost the collector nothing.
+                field = [("f", shape | None, None)]
+                shape = msgspec.defstruct(f"Level{depth}", field, rename={"f": segment}, gc=False)
+            self._decode = msgspec.json.Decoder(shape).decode
+            self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
+
+    def batch(self, lines: list[bytes], ascii: bool = False) -> list[object]:
+        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
+        INVALID or the value itself. ``ascii``: the caller knows every byte of ``lines`` is ASCII."""
+        careful = self._careful
+        if self._decode is None:
+            return [BLANK if not line or line.isspace() else careful(line) for line in lines]
+        decode, leaf = self._decode, self._leaf
+        # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
+        # strings it skips) and decodes; else line by line.
+        if ascii or all(map(bytes.isascii, lines)):
+            try:
+                values: list[object] = deeper(lambda: list(map(leaf, map(decode, lines))))
+                return values
+            except Exception:
+                pass
+        known: list[object] = deeper(lambda: list(map(self._attempt, lines)))
+        return [
+            BLANK if not line or line.isspace() else value if value is not _UNDECIDED else careful(line)
+            for line, value in zip(lines, known, strict=True)
+        ]
+
+    def _attempt(self, line: bytes) -> object:
+        if not line.isascii() or self._decode is None:
+            return _UNDECIDED
+        try:
+            value: Any = self._decode(line)
+            for _ in self.path:
+                value = value.f
+                if value is None:
+                    return None
+        except Exception:
+            return _UNDECIDED
+        return value if value is None or type(value) is str else INVALID
+
+    def _careful(self, line: bytes) -> object:
+        document: Any
+        try:
+            text = line.decode()
+            try:
+                document, end = self._parse(text, self._scan)
+            except ValueError as error:
+                if "integer string conversion" not in str(error):
+                    raise
+                # An integer of more digits than int() converts: valid JSON all the same, and never a
+                # kind, so it is read as a float rather than refused.
+                document, end = self._parse(text, _LENIENT_SCAN)
+            if end != len(text) and text[end:].strip(" \t\r\n"):
+                return UNPARSEABLE
+        except (ValueError, RecursionError):
+            return UNPARSEABLE
+        # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
+        if document.__class__ is not dict:
+            return UNPARSEABLE
+        value: Any = document
+        for segment in self.path if self.key is None else ():
+            if value.__class__ is not dict:
+                return None  # the path runs through a non-object: the field is not there
+            value = value.get(segment)
+        if self.key is not None:
+            value = document.get(self.key)
+        return value if value is None or type(value) is str else INVALID
+
+    @staticmethod
+    def _parse(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
+        try:
+            return scan(text, 0)
+        except StopIteration:
+            # Leading white space, or not JSON at all: the full decoder says which, at the same depth.
+            decoder = json.JSONDecoder(parse_int=float) if scan is _LENIENT_SCAN else json.JSONDecoder()
+            return decoder.decode(text), len(text)
+
+
+_UNDECIDED: Final = _Marker("UNDECIDED")
+_LENIENT_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
+
+
+def hashable(value: object) -> object:
+    """A list or object at the field stands in the tally as INVALID, which is what it counts as."""
+    return value if value is None or type(value) in (str, _Marker) else INVALID
+
+
+def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
+    """The msgspec decoder when ``fast`` and msgspec is installed, else the standard library's."""
+    if fast and len(path) <= _FAST_SEGMENTS:
+        try:
+            import msgspec
+        except ImportError:
+            pass
+        else:
+            try:
+                return Decoder(path, msgspec)
+            except (RecursionError, ValueError, TypeError, UnicodeError):
+                # msgspec refuses some legal JSON keys as field names (a quote, a backslash, a control
+                # character, text that is not UTF-8): the standard library reads those paths instead.
+                pass
+    return Decoder(path)
+
+
+# A --field of more segments is read by the standard library: msgspec needs a nested type per segment.
+_FAST_SEGMENTS: Final = 64
+
+
+def fast_available() -> bool:
+    """Whether msgspec (the ``fast`` extra) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("msgspec") is not None

@@ -13,6 +13,7 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -24,13 +25,10 @@ from .settings import AuditSettings, Pins
 from .sources import (
     BATCH_BYTES,
     GZIP_MAGIC,
-    LOCAL,
     STDIN,
     Identity,
     Input,
-    LocalFiles,
     Source,
-    changed_error,
     decompressed,
     is_gzip,
     is_parquet,
@@ -41,7 +39,7 @@ from .sources import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import IO, Any, Final
+    from typing import IO, Any, BinaryIO, Final
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
@@ -84,6 +82,36 @@ class Task:
     size: int = 0
     error: str | None = None
     identity: Identity | None = None
+
+
+def changed_error(change: str) -> str:
+    return f"changed while it was read ({change}): audit it again once nothing writes to it"
+
+
+class LocalFiles:
+    """How engines open and look at files: the local filesystem (Ray reads URIs through pyarrow's)."""
+
+    filesystem: object = None  # what pyarrow opens a Parquet file through: None is the local one
+
+    def open(self, path: str) -> BinaryIO:
+        return open(path, "rb")  # closed through the Input it becomes
+
+    def identity(self, path: str) -> Identity:
+        return Identity.of(os.stat(path))
+
+    def opened(self, raw: BinaryIO, path: str) -> Identity:
+        """The identity of the file ``raw`` reads, which must be the one planned."""
+        return Identity.of(os.fstat(raw.fileno()))
+
+    def change(self, path: str, planned: Identity) -> str | None:
+        """How the file ``path`` names now differs from ``planned`` ("removed" when it names none)."""
+        try:
+            return planned.change(self.identity(path))
+        except (OSError, ValueError):
+            return "removed"
+
+
+LOCAL: Final = LocalFiles()
 
 
 def chunk_bytes_for(total: int, jobs: int) -> int:
