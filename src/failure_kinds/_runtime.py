@@ -37,6 +37,8 @@ warned_overflow = False  # whether the notice that reports stopped was logged
 SILENT: set[object] = {None}
 SILENT_CACHE_LIMIT = 4096
 silent_limit = len(SILENT) + SILENT_CACHE_LIMIT
+# The FailureKind members of the silent names: found by identity, without comparing a str subclass's text.
+MEMBERS: set[object] = set()
 
 # Each value with a metric label of its own -> it: registered and declared names, and at most LABEL_LIMIT
 # namespaced values of servers that declared nothing, each at most LABEL_LENGTH characters.
@@ -66,6 +68,10 @@ def register(kinds: "Collection[tuple[str, str | None]]") -> None:
     SILENT.update(REGISTERED_SET - DEPRECATED.keys())
     LABELS.update({kind: kind for kind in REGISTERED})
     silent_limit = len(SILENT) + SILENT_CACHE_LIMIT
+    from failure_kinds import FailureKind  # defined before the package registers its kinds
+
+    MEMBERS.clear()
+    MEMBERS.update(kind for kind in FailureKind if kind.value in SILENT)
 
 
 def all_names(texts: "list[str]") -> bool:
@@ -159,12 +165,6 @@ def passes(text: str) -> bool:
             if server not in DECLARED and len(SILENT) < silent_limit:
                 SILENT.add(text)
     return True
-
-
-def quiet(name: object) -> bool:
-    """Whether validate_failure_kind lets ``name`` pass without a word (else see _reporting.report)."""
-    text = plain(name)
-    return name is None or (text is not None and passes(text))
 
 
 def label(name: object) -> "str | None":

@@ -204,7 +204,12 @@ def describe(name: object) -> str:
         replacement = _runtime.DEPRECATED.get(text)
         return f"deprecated failure kind {shown(text)}; use {replacement!r}"
     if found == "legacy":
-        return older_label_warning(text)
+        from failure_kinds.history import OLDER_LABELS
+
+        older = OLDER_LABELS[text]  # a label of the table: safe to show as it is
+        if older.replacement is None:
+            return f"older failure kind label {text!r} without a single replacement: {older.note}"
+        return f"older failure kind label {text!r}; use {older.replacement!r}"
     hint = suggest_any(text)
     suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
     if found == "undeclared":
@@ -215,13 +220,3 @@ def describe(name: object) -> str:
         return f"malformed namespaced failure kind {shown(text)} {expected}{suggestion}"
     ending = f"{suggestion} Otherwise {_UPSTREAM_ENDING}" if suggestion else f"; {_UPSTREAM_ENDING}"
     return f"unregistered failure_kind {shown(text)}{ending}"
-
-
-def older_label_warning(text: str) -> str:
-    """What the warning says of the older label ``text``: its replacement, or that it has none and why."""
-    from failure_kinds.history import OLDER_LABELS
-
-    older = OLDER_LABELS[text]  # a label of the table: safe to show as it is
-    if older.replacement is None:
-        return f"older failure kind label {text!r} without a single replacement: {older.note}"
-    return f"older failure kind label {text!r}; use {older.replacement!r}"

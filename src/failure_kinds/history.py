@@ -129,44 +129,36 @@ def older_name(name: str) -> object:
     A constant of an older label warns that it is deprecated, naming the constant to write instead.
     Raises `AttributeError` for any other name, as a module does.
     """
-    registry_names: dict[str, object] = {
-        "FAILURE_KIND_REGISTRY": FAILURE_KIND_REGISTRY,
+    registry_names: dict[str, object] = {"FAILURE_KIND_REGISTRY": FAILURE_KIND_REGISTRY}
+    registry_names |= {
         "ACTIVE_FAILURE_KINDS": ACTIVE_FAILURE_KINDS,
         "RESERVED_FAILURE_KINDS": RESERVED_FAILURE_KINDS,
-        "FailureKindRegistration": FailureKindRegistration,
     }
-    if name in registry_names:
-        return registry_names[name]
-    if name == "RegistryStatus":
-        return _registry_status(warn=not _probed_by_import())
+    if name in (*registry_names, "FailureKindRegistration"):
+        return registry_names.get(name, FailureKindRegistration)
     older = OLDER_LABELS.get(name.lower()) if name.isupper() else None
-    if older is None:
-        raise AttributeError(f"module 'failure_kinds' has no attribute {name!r}")
-    if _probed_by_import():
-        return older.label
-    if older.replacement is None:
-        advice = f", which has no single replacement: {older.note}; write the kind that fits"
-    else:
-        advice = f"; use failure_kinds.{older.replacement.upper()} ({older.replacement!r})"
-    # stacklevel 3: past this function and the package's __getattr__, to the line that named the constant.
-    message = f"failure_kinds.{name} is the older label {older.label!r}{advice}"
-    warnings.warn(message, DeprecationWarning, stacklevel=3)
-    return older.label
+    if name == "RegistryStatus":
+        from typing import Literal
 
-
-def _registry_status(*, warn: bool) -> object:
-    """The older registry's type of a label's status; the current vocabulary has no statuses (each
-    `OlderLabel` keeps its label's as data)."""
-    from typing import Literal
-
-    if warn:
+        value: object = Literal["active", "reserved"]
+        # The current vocabulary has no statuses (each OlderLabel keeps its label's as data).
         message = (
             "failure_kinds.RegistryStatus is the older registry's status type, Literal['active', "
             "'reserved']; the current vocabulary has no statuses: write that Literal where one is needed"
         )
-        # stacklevel 4: past this function, older_name and the package's __getattr__.
-        warnings.warn(message, DeprecationWarning, stacklevel=4)
-    return Literal["active", "reserved"]
+    elif older is None:
+        raise AttributeError(f"module 'failure_kinds' has no attribute {name!r}")
+    else:
+        value = older.label
+        if older.replacement is None:
+            advice = f", which has no single replacement: {older.note}; write the kind that fits"
+        else:
+            advice = f"; use failure_kinds.{older.replacement.upper()} ({older.replacement!r})"
+        message = f"failure_kinds.{name} is the older label {older.label!r}{advice}"
+    if not _probed_by_import():
+        # stacklevel 3: past this function and the package's __getattr__, to the line that named it.
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
+    return value
 
 
 def _probed_by_import() -> bool:
