@@ -11,35 +11,36 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-pytestmark = pytest.mark.interpreter_independent
-
 MAKE = shutil.which("make")
+pytestmark = [pytest.mark.interpreter_independent, pytest.mark.skipif(MAKE is None, reason="needs make")]
 
 
-def fake_machine(tmp_path: Path, on_path: list[str], in_pyenv: list[str]) -> dict[str, str]:
-    """An environment whose PATH holds only sed, date and the given pythonX.Y, and a pyenv knowing the
-    versions `in_pyenv` (each with its interpreter under pyenv's root), when there are any."""
+def make(tmp_path: Path, on_path: list[str], in_pyenv: list[str], *arguments: str, **variables: str) -> str:
+    """`make ARGUMENTS` where PATH holds only sed, date and the given pythonX.Y, and a pyenv knows the
+    versions `in_pyenv` (each with its interpreter under pyenv's root), when there are any: the output,
+    after its exit status."""
     bin_folder = tmp_path / "bin"
     bin_folder.mkdir()
     for tool in ("sed", "date"):
         (bin_folder / tool).symlink_to(shutil.which(tool) or tool)
-    runs = "#!/bin/sh\nexit 0\n"
-    for version in on_path:
-        (bin_folder / f"python{version}").write_text(runs, encoding="utf-8")
+    programs = [bin_folder / f"python{version}" for version in on_path]
     lines = ['#!/bin/sh\ncase "$1 $2" in', f'  "root "*) echo "{tmp_path}";;']
     for version in in_pyenv:
-        interpreter = tmp_path / "versions" / f"{version}.1" / "bin" / f"python{version}"
-        interpreter.parent.mkdir(parents=True)
-        interpreter.write_text(runs, encoding="utf-8")
-        interpreter.chmod(0o755)
+        programs.append(tmp_path / "versions" / f"{version}.1" / "bin" / f"python{version}")
         lines.append(f'  "latest {version}") echo "{version}.1";;')
+    for program in programs:
+        program.parent.mkdir(parents=True, exist_ok=True)
+        program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
     if in_pyenv:
-        (bin_folder / "pyenv").write_text("\n".join([*lines, "  *) exit 1;;", "esac", ""]), encoding="utf-8")
-    for program in bin_folder.iterdir():
-        if not program.is_symlink():
-            program.chmod(0o755)
+        programs.append(bin_folder / "pyenv")
+        programs[-1].write_text("\n".join([*lines, "  *) exit 1;;", "esac", ""]), encoding="utf-8")
+    for program in programs:
+        program.chmod(0o755)
     # No MAKEFLAGS: under make test it carries the outer make's jobserver.
-    return {"PATH": str(bin_folder), "HOME": str(tmp_path), "LC_ALL": "C"}
+    environment = {"PATH": str(bin_folder), "HOME": str(tmp_path), "LC_ALL": "C", **variables}
+    command = [str(MAKE), "--no-print-directory", *arguments]
+    result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    return f"{result.returncode}\n{result.stdout}{result.stderr}"
 
 
 CASES: dict[str, tuple[list[str], list[str], dict[str, str], int, str]] = {
@@ -51,40 +52,19 @@ CASES: dict[str, tuple[list[str], list[str], dict[str, str], int, str]] = {
 }
 
 
-@pytest.mark.skipif(MAKE is None, reason="make test needs make")
 @pytest.mark.parametrize("case", CASES)
 def test_make_test_names_the_missing_pythons_and_goes_on(case: str, tmp_path: Path) -> None:
     on_path, in_pyenv, variables, status, says = CASES[case]
-    environment = {**fake_machine(tmp_path, on_path, in_pyenv), **variables}
-    result = subprocess.run(
-        [str(MAKE), "--no-print-directory", "pythons"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == status, result.stderr
-    output = result.stdout + result.stderr
+    status_line, output = make(tmp_path, on_path, in_pyenv, "pythons", **variables).split("\n", 1)
+    assert status_line == str(status), output
     assert says in output
     # One line names every missing version.
     assert len([line for line in output.splitlines() if "not found" in line]) <= 1
 
 
-@pytest.mark.skipif(MAKE is None, reason="make test needs make")
 def test_the_first_python_found_gets_every_tool_and_every_test(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [str(MAKE), "--no-print-directory", "--dry-run", "--always-make", "test"],
-        cwd=ROOT,
-        env=fake_machine(tmp_path, ["3.12", "3.13"], []),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    shown = result.stdout
+    status, shown = make(tmp_path, ["3.12", "3.13"], [], "--dry-run", "--always-make", "test").split("\n", 1)
+    assert status == "0", shown
     assert ".venv/3.11" not in shown
     assert "--python .venv/3.12/bin/python \\\n\t--upgrade pip --editable '.[dev]'" in shown
     assert "--python .venv/3.13/bin/python \\\n\t--upgrade pip --editable '.[test]'" in shown
@@ -112,7 +92,7 @@ sys.exit(run.main())
 
 def test_the_benchmarks_smoke_run_says_so_and_shows_no_number() -> None:
     result = subprocess.run(
-        [sys.executable, "-c", SMOKE_RUN], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", SMOKE_RUN], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Smoke run of the benchmarks:")
