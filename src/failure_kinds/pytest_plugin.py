@@ -29,19 +29,10 @@ FIXTURE = "failure_kinds_reported"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("failure-kinds")
-    group.addoption(
-        "--failure-kinds-strict",
-        action="store_true",
-        default=False,
-        help="fail every test in which an unregistered failure kind reaches validate_failure_kind",
-    )
-    parser.addini(
-        "failure_kinds_strict",
-        type="bool",
-        default=False,
-        help="like --failure-kinds-strict, set in the ini file",
-    )
+    strict = "fail every test in which an unregistered failure kind reaches validate_failure_kind"
+    parser.getgroup("failure-kinds").addoption("--failure-kinds-strict", action="store_true", help=strict)
+    ini = "like --failure-kinds-strict, set in the ini file"
+    parser.addini("failure_kinds_strict", type="bool", default=False, help=ini)
 
 
 def _strict(config: pytest.Config) -> bool:
@@ -76,15 +67,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     reported = item.stash.get(_REPORTED, None)
-    start = len(reported) if reported is not None else 0
+    start = len(reported or ())
     try:
         result = yield
     finally:
         if reported is not None:
             _runtime.OBSERVERS.remove(reported.append)
-    during = reported[start:] if reported is not None else []
-    if during and _strict(item.config):
-        pytest.fail(_describe(during, when=" in teardown"), pytrace=False)
+    if reported and reported[start:] and _strict(item.config):
+        pytest.fail(_describe(reported[start:], when=" in teardown"), pytrace=False)
     return result
 
 
@@ -137,11 +127,9 @@ def _advice(text: str) -> str:
         return f" (deprecated; use {_runtime.DEPRECATED.get(text)!r})"
     if found == "legacy":
         replacement = OLDER_LABELS[text].replacement
-        return (
-            f" (an older label; use {replacement!r})"
-            if replacement
-            else " (an older label without a single replacement)"
-        )
+        if replacement is None:
+            return " (an older label without a single replacement)"
+        return f" (an older label; use {replacement!r})"
     hint = suggest_any(text)
     words = [f"undeclared in namespace {shown(text.partition(':')[0])}"] if found == "undeclared" else []
     words += [] if hint is None else [f"did you mean {hint!r}?"]
