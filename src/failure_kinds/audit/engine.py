@@ -23,7 +23,7 @@ from typing import cast
 from failure_kinds._display import plain
 
 from .errors import AuditError, cannot_start
-from .render import ByteProgress, Progress
+from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
 from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri
 from .tasks import (
@@ -183,7 +183,7 @@ def audit_jobs(
     total = sum(task.size for task in tasks)
     if len(tasks) <= 1 or total < min_bytes or any(task.kind == STREAM for task in tasks):
         batch = plan(sources, 1, 0)
-        meter = ByteProgress(None, 0)
+        meter = Progress(None, 0)
         return run_here([batch], settings, None, meter, fast, Progress(progress), heads)
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
@@ -210,7 +210,7 @@ def start_method() -> str:
 
 def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
     def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
         workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
         if workers == 0 or not _threads_start(context):
@@ -268,7 +268,7 @@ def _run_pool(
     pins: Pins | None,
     fast: bool,
     merge: OrderedMerge,
-    meter: ByteProgress,
+    meter: Progress,
 ) -> list[int]:
     """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
     worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO, Any, BinaryIO, Final
 
-    from .render import ByteProgress
+    from .render import Progress
     from .tasks import Batch
 
 INSTALL_HINT: Final = (
@@ -272,7 +272,7 @@ def _map_batches(
 
 def _ray_runner(fast: bool) -> Any:
     def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: ByteProgress
+        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
         data: Any = importlib.import_module("ray.data")
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import

@@ -20,7 +20,7 @@ from typing import TypeAlias
 
 from .errors import describe_read_error
 from .partial import PartialReport
-from .render import ByteProgress, Progress
+from .render import Progress
 from .settings import AuditSettings, Pins
 from .sources import (
     BATCH_BYTES,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
-Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", ByteProgress], PartialReport]
+Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", Progress], PartialReport]
 """Runs batches (here, in workers or on Ray) and merges their partials in input order."""
 Opener: TypeAlias = Callable[[str], "tuple[LocalFiles, str]"]
 """The files a task's path is read through, and its path there (Ray: pyarrow's filesystem of a URI)."""
@@ -378,7 +378,7 @@ def run_here(
     batches: Sequence[Batch],
     settings: AuditSettings,
     pins: Pins | None,
-    meter: ByteProgress,
+    meter: Progress,
     fast: bool = True,
     progress: Progress | None = None,
     heads: dict[str, bytearray] | None = None,
@@ -403,7 +403,7 @@ def audit_tasks(
     values the whole keeps, which makes the second merge exact."""
     batches = batched(tasks, batch_bytes)
     total = sum(task.size for task in tasks)
-    meter = ByteProgress(progress, total)
+    meter = Progress(progress, total)
     try:
         merged = run(batches, settings, None, meter)
         if not merged.exact:
