@@ -93,9 +93,8 @@ lint: $(MAIN)/installed
 	$(MAIN)/bin/ruff check .
 	$(MAIN)/bin/ruff format --check .
 	$(MAIN)/bin/python stubs/generate.py --check
-	$(MAIN)/bin/python docs/vocabulary_table.py --check
 	$(MAIN)/bin/mypy --strict src
-	$(MAIN)/bin/mypy --strict src/failure_kinds/__init__.py stubs/generate.py docs/vocabulary_table.py benchmarks
+	$(MAIN)/bin/mypy --strict src/failure_kinds/__init__.py stubs/generate.py benchmarks
 	$(MAIN)/bin/pyright --pythonpath $(MAIN)/bin/python
 
 clean:

@@ -97,7 +97,7 @@ def test_list_json_and_markdown() -> None:
         "replaced_by": None,
     }
     assert listed["stages"] == [{"value": stage.value, "description": stage.description} for stage in Stage]
-    # The docs' vocabulary page is this output, committed in it by docs/vocabulary_table.py.
+    # The docs' vocabulary page is this output, committed in it by stubs/generate.py.
     markdown = run_cli("list", "--format", "markdown").stdout
     assert markdown == render_markdown()
     assert all(f"| `{stage.value}` | {stage.description} |" in markdown.splitlines() for stage in Stage)

@@ -287,7 +287,7 @@ def test_vocabulary_page_holds_the_table_of_the_enum(tmp_path: Path, monkeypatch
     source = (DOCS / "vocabulary.md").read_text(encoding="utf-8")
     listed = run_cli("list", "--format", "markdown")
     assert listed.returncode == 0, listed.stderr
-    spec = importlib.util.spec_from_file_location("vocabulary_generator", DOCS / "vocabulary_table.py")
+    spec = importlib.util.spec_from_file_location("generator", DOCS.parent / "stubs" / "generate.py")
     assert spec is not None
     assert spec.loader is not None
     generator = importlib.util.module_from_spec(spec)

@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from failure_kinds import FailureKind
 
 ROOT = Path(__file__).parent.parent
 GENERATOR = ROOT / "stubs" / "generate.py"
 STUB = ROOT / "stubs" / "failure_kinds" / "__init__.pyi"
+PAGE = ROOT / "docs" / "vocabulary.md"
 
 
 def load_generator() -> ModuleType:
@@ -24,50 +27,52 @@ def load_generator() -> ModuleType:
     return module
 
 
-def test_committed_stub_matches_generator() -> None:
-    assert STUB.read_text(encoding="utf-8") == load_generator().render()
+def test_the_committed_stub_is_the_generators_and_spells_out_every_kind_and_stage() -> None:
+    import failure_kinds
 
-
-def test_stub_spells_out_every_kind() -> None:
     text = STUB.read_text(encoding="utf-8")
+    assert text == load_generator().render()
     for kind in FailureKind:
         assert f'{kind.name}: Final[Literal["{kind.value}"]]' in text
         assert f'    {kind.name} = "{kind.value}"' in text
         assert f'    "{kind.value}",' in text
-
-
-def test_stub_spells_out_every_stage_and_the_lifecycle_properties() -> None:
-    import failure_kinds
-
-    text = STUB.read_text(encoding="utf-8")
     stages = list(failure_kinds.Stage)
-    assert len(stages) == 5
     block = text.split("FailureStage: TypeAlias = Literal[", 1)[1].split("]", 1)[0]
     assert [line.strip().strip('",') for line in block.strip().splitlines()] == [s.value for s in stages]
-    for stage in stages:
-        assert f'    {stage.name} = "{stage.value}"' in text
-    assert "class Stage(enum.StrEnum):" in text
-    assert "    def since(self) -> str: ..." in text
+    assert all(f'    {stage.name} = "{stage.value}"' in text for stage in stages)
+    for line in (
+        "class Stage(enum.StrEnum):",
+        "    def since(self) -> str: ...",
+        '    "Stage",',
+        '    "FailureStage",',
+    ):
+        assert line in text
     assert "    def replaced_by(self) -> FailureKind | None: ..." in text
-    for name in ("Stage", "FailureStage"):
-        assert f'    "{name}",' in text
 
 
-def test_check_mode_detects_drift(tmp_path: Path) -> None:
-    # A copy of the generator whose stub is edited by hand must fail its --check.
+@pytest.mark.parametrize("page", ["current", "stale", "unmarked"])
+def test_check_mode_detects_drift_of_the_stub_and_the_page(tmp_path: Path, page: str) -> None:
+    # A copy of the generator whose stub is edited by hand must fail its --check, and so must one whose
+    # vocabulary page is stale; a page without its markers is an error (exit 2) that writes nothing.
     copy = tmp_path / "stubs"
     (copy / "failure_kinds").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
     (copy / "generate.py").write_text(GENERATOR.read_text(encoding="utf-8"), encoding="utf-8")
+    stub, vocabulary = STUB.read_text(encoding="utf-8"), PAGE.read_text(encoding="utf-8")
+    edited = {"current": vocabulary, "stale": vocabulary.replace("| `cancelled` |", "| `canceled` |")}
+    (tmp_path / "docs" / "vocabulary.md").write_text(edited.get(page, "# no markers\n"), encoding="utf-8")
     (copy / "failure_kinds" / "__init__.pyi").write_text(
-        STUB.read_text(encoding="utf-8").replace('"cancelled"', '"canceled"'), encoding="utf-8"
+        stub.replace('"cancelled"', '"canceled"'), encoding="utf-8"
     )
     (tmp_path / "src").symlink_to(ROOT / "src")
     command = [sys.executable, str(copy / "generate.py"), "--check"]
     drifted = subprocess.run(command, capture_output=True, text=True)
-    assert drifted.returncode == 1
-    assert "out of date" in drifted.stderr
-    subprocess.run([sys.executable, str(copy / "generate.py")], check=True, capture_output=True)
-    assert subprocess.run(command).returncode == 0
-    assert (copy / "failure_kinds" / "__init__.pyi").read_text(encoding="utf-8") == STUB.read_text(
-        encoding="utf-8"
-    )
+    assert drifted.returncode == (2 if page == "unmarked" else 1)
+    assert ("needs one line" if page == "unmarked" else "__init__.pyi is out of date") in drifted.stderr
+    assert ("vocabulary.md is out of date" in drifted.stderr) == (page == "stale")
+    written = subprocess.run([sys.executable, str(copy / "generate.py")], capture_output=True)
+    assert written.returncode == (2 if page == "unmarked" else 0)
+    if page != "unmarked":
+        assert subprocess.run(command).returncode == 0
+        assert (copy / "failure_kinds" / "__init__.pyi").read_text(encoding="utf-8") == stub
+        assert (tmp_path / "docs" / "vocabulary.md").read_text(encoding="utf-8") == vocabulary
