@@ -29,12 +29,12 @@ class Unfixable(FailureKindsError):
 
 
 class Change(NamedTuple):
-    """A fix applied: at ``column`` (1-based characters) its label starts in the line as it was, after
-    the literal's ``opening`` (prefix and quotes)."""
+    """A fix applied: the 1-based character column of its label in the line as it was, and of its literal
+    in the line rewritten (where earlier changes on the line moved it)."""
 
     fix: Fix
     column: int
-    opening: int
+    rewritten: int
 
 
 def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
@@ -52,38 +52,28 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
             raise UnicodeError
     except (UnicodeError, LookupError):
         raise Unfixable(f"its bytes do not survive decoding as {encoding} and encoding again") from None
-    lines = _LINE.findall(text)
+    original = _LINE.findall(text)
+    lines, moved = list(original), [0] * len(original)
     changes: list[Change] = []
-    # From the end of each line backwards, so an earlier fix does not move a later one's offsets.
-    for fix in sorted(fixes, key=lambda item: (item.line, item.offset), reverse=True):
-        if fix.line != fix.end_line or not 0 < fix.line <= len(lines):
+    for fix in sorted(fixes, key=lambda item: (item.line, item.offset)):
+        number = fix.line - 1
+        if fix.line != fix.end_line or not 0 <= number < len(lines):
             continue
-        line = lines[fix.line - 1]
-        start, end = _character(line, fix.offset), _character(line, fix.end_offset)
-        match = _LITERAL.fullmatch(line[start:end])
+        start, end = _character(original[number], fix.offset), _character(original[number], fix.end_offset)
+        match = _LITERAL.fullmatch(original[number][start:end])
         if match is None or match["body"] != fix.old:
             continue
-        opening = match["opening"]
-        lines[fix.line - 1] = line[:start] + opening + fix.new + match[2] + line[end:]
-        changes.append(Change(fix, start + len(opening) + 1, len(opening)))
+        line, shift = lines[number], moved[number]
+        lines[number] = line[: start + shift] + match["opening"] + fix.new + match[2] + line[end + shift :]
+        changes.append(Change(fix, start + len(match["opening"]) + 1, start + shift + 1))
+        moved[number] += len(fix.new) - len(fix.old)
     rewritten = "".join(lines).encode(codec)
-    return (_BOM + rewritten if bom else rewritten), changes[::-1]
+    return (_BOM + rewritten if bom else rewritten), changes
 
 
 def _character(line: str, offset: int) -> int:
     """The index in ``line`` of the parser's UTF-8 byte ``offset``."""
     return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
-
-
-def moved_columns(changes: Sequence[Change]) -> list[int]:
-    """Where each changed literal starts in the rewritten line: earlier ones on its line move it."""
-    moved: dict[int, int] = {}
-    columns: list[int] = []
-    for change in changes:
-        line = change.fix.line
-        columns.append(change.column - change.opening + moved.get(line, 0))
-        moved[line] = moved.get(line, 0) + len(change.fix.new) - len(change.fix.old)
-    return columns
 
 
 def diff_name(path: str) -> tuple[bytes, bool]:

@@ -113,10 +113,8 @@ def _fix(
                 )
         elif changes and mode == "fix":
             relinted[path] = checker.check_source(after, path)
-            columns = fixing.moved_columns(changes)
             report = "".join(
-                f"{shown}:{change.fix.line}:{column} {change.fix.old} -> {change.fix.new}\n"
-                for change, column in zip(changes, columns, strict=True)
+                f"{shown}:{fix.line}:{column} {fix.old} -> {fix.new}\n" for fix, _, column in changes
             )
             if text:
                 write_output(report)
@@ -191,9 +189,9 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
             "id": code,
             "shortDescription": {"text": meaning.summary},
             "fullDescription": {"text": meaning.advice},
-            "help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"},
-            "defaultConfiguration": {"level": meaning.level},
         }
+        | {"help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"}}
+        | {"defaultConfiguration": {"level": meaning.level}}
         for code, meaning in CODES.items()
     ]
     results: list[dict[str, object]] = []
@@ -207,38 +205,23 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
         region = {"startLine": finding.line, "startColumn": finding.col}
         if finding.end is not None:
             region.update(endLine=finding.end[0], endColumn=finding.end[1])
-        location = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
-        result: dict[str, object] = {
-            "ruleId": finding.code,
-            "ruleIndex": list(CODES).index(finding.code),
-            "level": CODES[finding.code].level,
-            "message": {"text": escaped(finding.message)},
-            "locations": [location],
-        }
+        result: dict[str, object] = {"ruleId": finding.code, "ruleIndex": list(CODES).index(finding.code)}
+        result.update(level=CODES[finding.code].level, message={"text": escaped(finding.message)})
+        result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
+        results.append(result)
         change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
         if change is not None:
             fix, start = change.fix, change.column
-            deleted = {
-                "startLine": fix.line,
-                "startColumn": start,
-                "endLine": fix.line,
-                "endColumn": start + len(fix.old),
-            }
+            deleted = {"startLine": fix.line, "startColumn": start, "endLine": fix.line}
+            deleted["endColumn"] = start + len(fix.old)
             replacement = {"deletedRegion": deleted, "insertedContent": {"text": fix.new}}
-            result["fixes"] = [
-                {
-                    "description": {"text": f"Replace {fix.old!r} with {fix.new!r}."},
-                    "artifactChanges": [{"artifactLocation": artifact, "replacements": [replacement]}],
-                }
-            ]
-        results.append(result)
+            changes = [{"artifactLocation": artifact, "replacements": [replacement]}]
+            description = {"text": f"Replace {fix.old!r} with {fix.new!r}."}
+            result["fixes"] = [{"description": description, "artifactChanges": changes}]
     driver = {"name": "failure-kinds", "version": failure_kinds.__version__, "rules": rules}
-    run = {
-        "tool": {"driver": driver},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(os.path.join(root, ""))}},
-        "columnKind": "unicodeCodePoints",
-        "results": results,
-    }
+    base = {"%SRCROOT%": {"uri": _file_uri(os.path.join(root, ""))}}
+    run: dict[str, object] = {"tool": {"driver": driver}, "originalUriBaseIds": base}
+    run.update(columnKind="unicodeCodePoints", results=results)
     return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
 
 
