@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,27 +27,13 @@ DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 TIMEOUT = 120
 
 
-def run_cli(
-    *arguments: str,
-    cwd: Path | str = ROOT,
-    stdin: str | bytes | int | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float = TIMEOUT,
-    preexec_fn: Callable[[], object] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """``python -m failure_kinds ARGUMENTS`` in a fresh process, its output decoded as UTF-8.
-
-    ``stdin`` is text or bytes to feed, a file descriptor (or ``subprocess.DEVNULL``) to read from, or
-    None for an empty standard input. Output that is not UTF-8 is kept with surrogate escapes, so a test
-    can still see what the command wrote. ``env`` adds to (not replaces) this process's environment.
-    """
-    result = run_cli_bytes(*arguments, cwd=cwd, stdin=stdin, env=env, timeout=timeout, preexec_fn=preexec_fn)
-    return subprocess.CompletedProcess(
-        result.args,
-        result.returncode,
-        result.stdout.decode("utf-8", "surrogateescape"),
-        result.stderr.decode("utf-8", "surrogateescape"),
-    )
+def run_cli(*arguments: str, **options: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m failure_kinds ARGUMENTS`` as a fresh process runs it (:func:`run_cli_bytes`, which
+    takes the same ``options``), its output decoded as UTF-8. Output that is not UTF-8 is kept with
+    surrogate escapes, so a test can still see what the command wrote."""
+    result = run_cli_bytes(*arguments, **options)
+    stdout, stderr = (stream.decode("utf-8", "surrogateescape") for stream in (result.stdout, result.stderr))
+    return subprocess.CompletedProcess(result.args, result.returncode, stdout, stderr)
 
 
 def run_cli_bytes(
@@ -58,7 +45,9 @@ def run_cli_bytes(
     preexec_fn: Callable[[], object] | None = None,
     process: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
-    """:func:`run_cli` with the output left as bytes.
+    """:func:`run_cli` with the output left as bytes. ``stdin`` is text or bytes to feed, a file
+    descriptor (or ``subprocess.DEVNULL``) to read from, or None for an empty standard input. ``env`` adds
+    to (not replaces) this process's environment.
 
     The command runs in this process (:func:`in_process`) unless what the test gives needs a process of
     its own: ``process=True``, a descriptor as standard input, ``preexec_fn``, an environment variable the
