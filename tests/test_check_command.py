@@ -262,7 +262,7 @@ LONG_NAMES = st.one_of(
 def test_a_name_is_checked_and_shown_alike_from_the_command_line_and_stdin(name: str) -> None:
     """The one cut: a name given as an argument and the same line read from stdin are the same name, checked
     the same, and shown as one escaped line of bounded length."""
-    given = run_cli_bytes("check", name)
+    given = run_cli_bytes("check", "--", name)
     read = run_cli_bytes("check", "-", stdin=name.encode("utf-8", "surrogateescape") + b"\n")
     if name.strip() or len(name) > NAME_LIMIT:
         assert (read.returncode, read.stdout) == (given.returncode, given.stdout)

@@ -78,28 +78,17 @@ def _is_file(folder: Path) -> bool:
 def _read_toml(path: Path) -> dict[str, object]:
     import tomllib
 
-    def described(error: OSError) -> str:
-        from failure_kinds.audit.errors import describe_read_error  # the words of every command, on need
-
-        return describe_read_error(error)
-
     def refuse(why: str) -> ConfigError:
         return ConfigError(f"{shown_path(path)}: {why}", whole_file=True)
 
     try:
-        # Not blocking, so a FIFO named like a configuration cannot hang the command.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_regular(path, SIZE_LIMIT)
     except OSError as error:
-        raise refuse(described(error)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise refuse("not a regular file")
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            data = file.read(SIZE_LIMIT + 1)
-    except OSError as error:
-        raise refuse(described(error)) from None
-    finally:
-        os.close(descriptor)
+        from failure_kinds.audit.errors import describe_read_error  # the words of every command
+
+        raise refuse(describe_read_error(error)) from None
+    if data is None:
+        raise refuse("not a regular file")
     if len(data) > SIZE_LIMIT:
         raise refuse(f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
     try:
@@ -110,6 +99,19 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise refuse(f"invalid TOML: {error}") from None
     except RecursionError:
         raise refuse("invalid TOML: nested too deeply") from None
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """The first ``limit + 1`` bytes of the regular file ``path``, None when it is not one (a FIFO is
+    opened without blocking, so it cannot hang the command). Raises OSError."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return file.read(limit + 1)
+    finally:
+        os.close(descriptor)
 
 
 def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from failure_kinds._streams import error_line, reason, write_output
 from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, UsageError, load_project_config
-from failure_kinds.config import ConfigError, ProjectConfig, shown_path
+from failure_kinds.config import ConfigError, ProjectConfig, read_regular, shown_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,25 +102,16 @@ def _same_file(path: Path, other: Path) -> bool:
 
 
 def _read(path: Path, limit: int) -> bytes | None:
-    """The file's first ``limit + 1`` bytes (enough to tell it differs), or None when there is none."""
-    import stat
-
+    """The module's first ``limit + 1`` bytes (enough to tell it differs), or None when there is none."""
     try:
-        # Not blocking, so a FIFO where the module should be cannot hang the command.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_regular(path, limit)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:
         raise UsageError(f"{shown_path(path)}: {reason(error)}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise UsageError(f"{shown_path(path)}: not a regular file")
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            return file.read(limit + 1)
-    except OSError as error:
-        raise UsageError(f"{shown_path(path)}: {reason(error)}") from None
-    finally:
-        os.close(descriptor)
+    if data is None:
+        raise UsageError(f"{shown_path(path)}: not a regular file")
+    return data
 
 
 def _write(path: Path, data: bytes) -> None:
