@@ -112,9 +112,10 @@ def expected_code(value: str) -> str | None:
     return {"namespaced": None, "legacy": "FK004"}.get(found, "FK002" if ":" in value else "FK001")
 
 
-ODD = "judge_faild Transport-Timeout tiemout usersim: :judge tb4:Crash a:b:c usersim:persona_drift peer_drop"
+ODD = "judge_faild Transport-Timeout tiemout usersim: :judge tb4:Crash a:b:c My_env:x usersim:persona_drift"
+SPACED = ["peer_drop", "agent_timeout ", "safe child:x", "env :kind"]
 VALUES = st.one_of(
-    st.sampled_from([*sorted(failure_kinds.FAILURE_KINDS), *ODD.split(), "agent_timeout ", "safe child:x"]),
+    st.sampled_from([*sorted(failure_kinds.FAILURE_KINDS), *ODD.split(), *SPACED]),
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20),
 )
 
@@ -209,36 +210,39 @@ def test_messages_name_the_value_and_a_suggestion() -> None:
         a = {"failure_kind": "timeout_exceeded"}
         TIMED_OUT = "transport_timout"
         if row["failure_kind"] == TIMED_OUT: record(failure_kind=TIMED_OUT)
+        import failure_kinds as fk
+        c, d = fk.OOM_KILLED, fk.TIMEOUT_EXCEEDED
         """
-    malformed = "expected <server>:<kind>, each [a-z][a-z0-9_]*"
-    assert findings(source, namespaces=SWE) == [
-        (1, 21, "FK001", "unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?"),
-        (2, 21, "FK001", "unregistered failure kind 'invented_thing'"),
-        (3, 21, "FK002", f"malformed namespaced failure kind 'my_env:Quota': {malformed}"),
-        (
-            4,
-            21,
-            "FK003",
-            "undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; "
-            "did you mean 'swe_env:patch_apply_failed'?",
-        ),
-        (7, 21, "FK003", "undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind"),
-        (
-            9,
-            22,
-            "FK004",
-            "older failure kind 'timeout_exceeded' has no single replacement; choose the kind that fits",
-        ),
+    found = [
+        f"{line}:{col}: {code} {message}" for line, col, code, message in findings(source, namespaces=SWE)
+    ]
+    assert found == [
+        "1:21: FK001 unregistered failure kind 'judge_faild'; did you mean 'judge_failed'?",
+        "2:21: FK001 unregistered failure kind 'invented_thing'",
+        "3:21: FK002 malformed namespaced failure kind 'my_env:Quota': expected <server>:<kind>, each "
+        "[a-z][a-z0-9_]*",
+        "4:21: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; did "
+        "you mean 'swe_env:patch_apply_failed'?",
+        "7:21: FK003 undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind",
+        "9:22: FK004 older failure kind 'timeout_exceeded' has no single replacement; choose the kind that "
+        "fits",
         # A module constant used as a kind twice is one literal, reported once.
-        (10, 13, "FK001", "unregistered failure kind 'transport_timout'; did you mean 'transport_timeout'?"),
+        "10:13: FK001 unregistered failure kind 'transport_timout'; did you mean 'transport_timeout'?",
+        "13:11: FK004 failure_kinds.OOM_KILLED names the older failure kind 'oom_killed'; use "
+        "PROVIDER_OOM_KILLED",
+        "13:26: FK004 failure_kinds.TIMEOUT_EXCEEDED names the older failure kind 'timeout_exceeded'; it has "
+        "no single replacement",
     ]
     # Without the declaration every well-formed namespaced kind passes.
-    assert [code for _, code in codes(source)] == ["FK001", "FK001", "FK002", "FK004", "FK001"]
-
-
-@pytest.mark.parametrize("value", ["my_env:", ":kind", "a:b:c", "My_env:x", "env:Kind", "env :kind"])
-def test_malformed_namespaced_is_fk002(value: str) -> None:
-    assert codes(f"record(failure_kind={value!r})\n") == [(1, "FK002")]
+    assert [code for _, code in codes(source)] == [
+        "FK001",
+        "FK001",
+        "FK002",
+        "FK004",
+        "FK001",
+        "FK004",
+        "FK004",
+    ]
 
 
 def test_a_deprecated_kind_is_fk005_and_a_noqa_for_fk001_still_silences_it(
@@ -283,15 +287,6 @@ def test_a_constant_the_package_lacks_is_reported_at_its_name(name: str) -> None
     assert ((line, col), code) == (position, "FK001")
     assert "; did you mean" in message
     assert "TIMEOUT" in message
-
-
-def test_an_older_constant_is_fk004() -> None:
-    source = "import failure_kinds as fk\nc = fk.OOM_KILLED\nd = fk.TIMEOUT_EXCEEDED\n"
-    older = "failure_kinds.{} names the older failure kind {!r}; {}"
-    assert findings(source) == [
-        (2, 8, "FK004", older.format("OOM_KILLED", "oom_killed", "use PROVIDER_OOM_KILLED")),
-        (3, 8, "FK004", older.format("TIMEOUT_EXCEEDED", "timeout_exceeded", "it has no single replacement")),
-    ]
 
 
 # A statement is walked only when it mentions a field, a kind type, a checked function, the package or a
@@ -405,19 +400,10 @@ def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> Non
     assert finding.message.startswith(said)
 
 
-@pytest.mark.parametrize("name", sorted(DEEP_SOURCES))
-def test_deeply_nested_source_is_fk000_or_linted_never_a_crash(name: str) -> None:
-    found = lint.Checker().check_source(
-        ('{"failure_kind": "bad"}\n' + DEEP_SOURCES[name]).encode(), "deep.py"
-    )
-    assert [item.code for item in found] in (["FK000"], ["FK001"], ["FK001", "FK001"])
-    assert found[0].code == "FK001" or found[0].message.startswith("cannot parse")
-
-
 def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
     """Through the command, with bounded memory: every deep file is FK000 or linted, the rest reported."""
     for index, name in enumerate(sorted(DEEP_SOURCES)):
-        (tmp_path / f"a_{index:02d}.py").write_text(DEEP_SOURCES[name])
+        (tmp_path / f"a_{index:02d}.py").write_text(BAD + DEEP_SOURCES[name])
     (tmp_path / "b_broken.py").write_text("def f(:\n")
     big = tmp_path / "c_big.py"
     with big.open("wb") as file:
@@ -438,7 +424,14 @@ def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
     assert lines[-1].startswith(f"{tmp_path / 'z_last.py'}:1:24: FK001")
     assert f"{big}:1:1: FK000 larger than 8 MiB; not read" in lines
     assert f"{tmp_path / 'b_broken.py'}:1:7: FK000 cannot parse: invalid syntax" in lines
-    assert all(": FK000 " in line for line in lines[:-1])
+    # Each deep file is FK000 with the reason, or linted, its first line reported.
+    for index in range(len(DEEP_SOURCES)):
+        found = [
+            line.split(": ")[1] for line in lines if line.startswith(f"{tmp_path / f'a_{index:02d}.py'}:")
+        ]
+        assert found in (["FK000 cannot parse"], ["FK001 unregistered failure kind 'bad'"] * len(found)), (
+            found
+        )
 
 
 # fmt: off
@@ -465,24 +458,6 @@ def test_any_bytes_give_findings_never_an_exception(source: bytes) -> None:
     assert all(item.line >= 1 and item.col >= 1 and "\n" not in str(item) for item in found)
     assert all(item.code in ("FK000", "FK001", "FK002", "FK003") for item in found)
     assert len(found) == 1 or "FK000" not in [item.code for item in found]
-
-
-@settings(max_examples=examples(50), deadline=None)
-@given(
-    st.lists(st.sampled_from(["\\d", "\\w", "\\.", "\\ ", "\\q", "\\%", "\\/"]), min_size=1, max_size=5).map(
-        "".join
-    )
-)
-def test_the_linted_files_compiler_warnings_are_captured(escapes: str) -> None:
-    import warnings
-
-    # "is" with a literal is a SyntaxWarning on every supported Python; an invalid escape is one on 3.12+.
-    source = f'pattern = "{escapes}"\nif pattern is "x": pass\n{BAD}'
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        found = lint.Checker().check_source(source.encode(), "escapes.py")
-    assert caught == []
-    assert [(item.code, item.line) for item in found] == [("FK001", 3)]
 
 
 def test_the_command_prints_none_of_the_linted_files_warnings(tmp_path: Path) -> None:
@@ -887,7 +862,7 @@ def sarif(tmp_path: Path, *paths: str) -> tuple[Path, dict[str, Any]]:
     return repo, json.loads(result.stdout)
 
 
-def test_the_sarif_log_holds_what_github_code_scanning_requires(tmp_path: Path) -> None:
+def test_the_sarif_log_holds_what_code_scanning_requires_and_the_fixes_fix_writes(tmp_path: Path) -> None:
     # GitHub's "SARIF support for code scanning": the properties it marks required, and its limits.
     # partialFingerprints is computed by github/codeql-action/upload-sarif when it is absent.
     repo, log = sarif(tmp_path, "src", "../outside.py")
@@ -922,11 +897,8 @@ def test_the_sarif_log_holds_what_github_code_scanning_requires(tmp_path: Path) 
     assert artifacts[-1] == {"uri": (tmp_path / "outside.py").resolve().as_uri()}
     linked = json.loads(run("--format", "sarif", "src/link.py", cwd=repo).stdout)["runs"][0]["results"][0]
     assert linked["locations"][0]["physicalLocation"]["artifactLocation"] == artifacts[0]
-
-
-def test_sarif_regions_are_characters_and_its_fixes_are_what_fix_writes(tmp_path: Path) -> None:
-    repo, log = sarif(tmp_path, "src")
-    results = log["runs"][0]["results"]
+    # Every literal's region runs from its first character to just after its last.
+    results = results[:-2]
     lines = SARIF_SOURCE.splitlines(keepends=True)
     regions = [result["locations"][0]["physicalLocation"]["region"] for result in results]
     texts = [
@@ -937,7 +909,7 @@ def test_sarif_regions_are_characters_and_its_fixes_are_what_fix_writes(tmp_path
     ]
     assert texts == [
         '"judge_faild"', '"timeout"', "'peer_drop'", 'r"""resource"""', '"oom_killed"', '"sandbox"',
-        None, '"unreachable"', None,  # fk.PEER_DROP, a name, and broken.py: no end
+        None, '"unreachable"',  # fk.PEER_DROP, a name: no end
     ]  # fmt: skip
     fixed = [result["message"]["text"].split("'")[1] for result in results if "fixes" in result]
     assert fixed == ["timeout", "peer_drop", "resource", "oom_killed"]
