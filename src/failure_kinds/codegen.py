@@ -42,19 +42,14 @@ def render_module(config: ProjectConfig) -> str:
     namespaces = config.namespaces
     if not namespaces:
         raise ConfigError("nothing is declared: [tool.failure-kinds.namespaces] is missing or empty")
-    _unique(
-        (
-            pair
-            for server, kinds in namespaces.items()
-            for pair in [
-                (alias_name(server), f"the server {server}"),
-                *((constant_name(server, kind), f"{server}:{kind}") for kind in kinds),
-            ]
-        ),
-        ("DeclaredFailureKind", "ProjectFailureKind", "FailureKindName"),
-        "module",
-        "rename one of them",
-    )
+    named = [(alias_name(server), f"the server {server}") for server in namespaces]
+    named += [
+        (constant_name(server, kind), f"{server}:{kind}")
+        for server, kinds in namespaces.items()
+        for kind in kinds
+    ]
+    reserved = ("DeclaredFailureKind", "ProjectFailureKind", "FailureKindName")
+    _unique(named, reserved, "module", "rename one of them")
     # Only fixed text goes into the docstring: a file name could hold quotes or anything else.
     if config.path is None or config.path.name == "pyproject.toml":
         source = "[tool.failure-kinds.namespaces] in pyproject.toml"
