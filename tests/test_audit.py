@@ -1,53 +1,52 @@
-"""The audit's counting, in process: every line accounted for, whatever the input holds."""
+"""The audit's report: every line counted in exactly one category, the rows and their order, the text and
+JSON output, the two decoders agreeing, and the package's import graph without a cycle."""
 
 from __future__ import annotations
 
-import gzip
+import ast
+import graphlib
+import importlib
 import io
 import json
 import os
-import socket
-import zlib
-from collections.abc import Sequence
+import subprocess
+import sys
+import threading
+import unicodedata
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import refuse_to_open
-from helpers import examples, needs
+from audit_support import assert_adds_up, jsonl
+from helpers import examples, needs, run_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from failure_kinds import audit
-from failure_kinds.audit import AuditError, Report
+import failure_kinds
+from failure_kinds.audit import AuditError, Report, audit, audit_lines, render_json, render_text, settings_for
+from failure_kinds.history import OLDER_LABELS
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
+REGISTERED = sorted(failure_kinds.FAILURE_KINDS)
+# Without msgspec, fast=True reads with the standard library too: the comparison would prove nothing.
+WITH_MSGSPEC = needs("msgspec")
 
 
-def write_lines(path: Path, lines: Sequence[str | bytes]) -> Path:
-    data = b"".join(line if isinstance(line, bytes) else line.encode() for line in lines)
-    path.write_bytes(data)
-    return path
-
-
-def row(kind: object = "absent", **extra: object) -> str:
+def row(kind: object = "absent", **extra: object) -> bytes:
     record: dict[str, object] = {"rollout_id": "r-1", **extra}
     if kind != "absent":
         record["failure_kind"] = kind
-    return json.dumps(record) + "\n"
+    return json.dumps(record).encode() + b"\n"
+
+
+def audited(tmp_path: Path, data: bytes, **options: object) -> Report:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(data)
+    return audit([str(path)], **options)  # type: ignore[arg-type]
 
 
 def kinds(report: Report) -> dict[str | None, tuple[int, str]]:
     return {entry.value: (entry.count, entry.category) for entry in report.kinds}
-
-
-def assert_accounted(report: Report) -> None:
-    assert report.records == report.with_kind + report.without_kind + report.invalid + report.unparseable
-    assert sum(entry.count for entry in report.kinds) == report.with_kind
-    assert sum(file.records for file in report.files) == report.records
-
-
-# Without msgspec, fast=True reads with the standard library too: the comparison would prove nothing.
-WITH_MSGSPEC = needs("msgspec")
 
 
 @pytest.fixture(params=[False, pytest.param(True, marks=WITH_MSGSPEC)], ids=["stdlib", "msgspec"])
@@ -57,279 +56,153 @@ def fast(request: pytest.FixtureRequest) -> bool:
 
 
 @WITH_MSGSPEC
-def test_fast_decoder_is_really_msgspec() -> None:
-    assert type(audit.make_decoder(["failure_kind"], fast=True)) is audit.FastDecoder
-    assert type(audit.make_decoder(["failure_kind"], fast=False)) is audit.Decoder
-
-
-def test_categories_and_totals(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(
-        tmp_path / "rollouts.jsonl",
-        [
-            row("transport_timeout"),
-            row("transport_timeout"),
-            row("my_env:quota_hit"),
-            row("browser:tab_crashed"),
-            row("judge_faild"),
-            row(None),
-            row(),
-            row(7),
-            row(True),
-            row({"code": 1}),
-            row(["a"]),
-            "not json\n",
-            "[1, 2]\n",
-            '"just a string"\n',
-        ],
+def test_fast_reads_with_msgspec_and_the_standard_library_without_it() -> None:
+    code = (
+        "import sys; from failure_kinds.audit import audit_lines, settings_for\n"
+        'line = b\'{"failure_kind": "cancelled"}\'\n'
+        "audit_lines([line], 'a', settings_for(), fast=sys.argv[1] == 'fast')\n"
+        "print('msgspec' in sys.modules)\n"
     )
-    report = audit.audit([str(path)], fast=fast)
-    assert (report.records, report.with_kind, report.without_kind, report.invalid, report.unparseable) == (
-        14,
-        5,
-        2,
-        4,
-        3,
-    )
-    assert kinds(report) == {
-        "transport_timeout": (2, "registered"),
-        "my_env:quota_hit": (1, "namespaced"),
-        "browser:tab_crashed": (1, "namespaced"),
-        "judge_faild": (1, "unregistered"),
-    }
-    (unregistered,) = report.unregistered
-    assert unregistered.suggestion == "judge_failed"
-    assert unregistered.first_seen == f"{path}:5"
-    assert report.namespaces == {"browser": 1, "my_env": 1}
-    assert_accounted(report)
+    loaded = [
+        subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, check=True).stdout
+        for how in ("fast", "stdlib")
+    ]
+    assert loaded == ["True\n", "False\n"]
 
 
-def test_rows_sorted_by_count_then_value(tmp_path: Path) -> None:
-    path = write_lines(
-        tmp_path / "a.jsonl", [row("shutdown"), row("cancelled"), row("cancelled"), row("b:c")]
-    )
-    assert [entry.value for entry in audit.audit([str(path)]).kinds] == ["cancelled", "b:c", "shutdown"]
-
-
-def test_blank_lines_are_not_records_but_count_as_lines(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(tmp_path / "a.jsonl", ["\n", "   \n", row("cancelled"), "\t\r\n", row("judge_faild")])
-    report = audit.audit([str(path)], fast=fast)
-    assert report.records == 2
-    assert report.unregistered[0].first_seen == f"{path}:5"
-    assert_accounted(report)
-
-
-@pytest.mark.parametrize("content", [b"", b"\n\n  \n\r\n"], ids=["empty", "blank-only"])
-def test_empty_inputs(tmp_path: Path, fast: bool, content: bytes) -> None:
-    path = tmp_path / "a.jsonl"
-    path.write_bytes(content)
-    report = audit.audit([str(path)], fast=fast)
-    assert report.records == 0
-    assert report.kinds == []
-    assert report.failed_files == []
-
-
-def test_bom_and_crlf(tmp_path: Path, fast: bool) -> None:
-    path = tmp_path / "windows.jsonl"
-    path.write_bytes(
-        b"\xef\xbb\xbf" + row("cancelled").encode().replace(b"\n", b"\r\n") + b'{"failure_kind": "x:y"}\r\n'
-    )
-    report = audit.audit([str(path)], fast=fast)
-    assert kinds(report) == {"cancelled": (1, "registered"), "x:y": (1, "namespaced")}
-    assert report.unparseable == 0
-
-
-def test_bom_only_counts_at_the_start_of_a_file(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(tmp_path / "a.jsonl", [row("cancelled"), b"\xef\xbb\xbf" + row("cancelled").encode()])
-    report = audit.audit([str(path)], fast=fast)
-    assert (report.with_kind, report.unparseable) == (1, 1)
-
-
-def test_invalid_utf8_is_unparseable_even_outside_the_field(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(
-        tmp_path / "a.jsonl",
+MIXED = [
+    row("transport_timeout"),
+    row("transport_timeout"),
+    row("my_env:quota_hit"),
+    row("browser:tab_crashed"),
+    row("judge_faild"),
+    row(None),
+    row(),
+    *map(row, [7, True, {"code": 1}, ["a"]]),
+    b"not json\n",
+    b"[1, 2]\n",
+    b'"just a string"\n',
+]
+NESTED = [
+    json.dumps(record).encode() + b"\n"
+    for record in [
+        {"response": {"failure_kind": "verifier_error"}},
+        {"response": {"failure_kind": None}},
+        {"response": None},
+        {"response": "a string, not an object"},
+        {"response": [1, 2]},
+        {"response": {"failure_kind": 3}},
+        {"failure_kind": "cancelled"},
+    ]
+]
+# (lines, field, (records, with a kind, without, invalid, unparseable), rows)
+COUNTED = {
+    "categories": (
+        MIXED,
+        "failure_kind",
+        (14, 5, 2, 4, 3),
+        {
+            "transport_timeout": (2, "registered"),
+            "my_env:quota_hit": (1, "namespaced"),
+            "browser:tab_crashed": (1, "namespaced"),
+            "judge_faild": (1, "unregistered"),
+        },
+    ),
+    "empty": ([], "failure_kind", (0, 0, 0, 0, 0), {}),
+    "blank-only": ([b"\n\n  \n\r\n"], "failure_kind", (0, 0, 0, 0, 0), {}),
+    "bom-and-crlf": (
+        [b"\xef\xbb\xbf" + row("cancelled").replace(b"\n", b"\r\n"), b'{"failure_kind": "x:y"}\r\n'],
+        "failure_kind",
+        (2, 2, 0, 0, 0),
+        {"cancelled": (1, "registered"), "x:y": (1, "namespaced")},
+    ),
+    "bom-only-at-the-start": (
+        [row("cancelled"), b"\xef\xbb\xbf" + row("cancelled")],
+        "failure_kind",
+        (2, 1, 0, 0, 1),
+        {"cancelled": (1, "registered")},
+    ),
+    "invalid-utf8-outside-the-field": (
         [
             b'{"failure_kind": "cancelled", "note": "\xff\xfe"}\n',
             row("cancelled"),
             b'{"failure_kind": "caf\xc3\xa9"}\n',
         ],
-    )
-    report = audit.audit([str(path)], fast=fast)
-    assert report.unparseable == 1
-    assert kinds(report) == {"cancelled": (1, "registered"), "café": (1, "unregistered")}
+        "failure_kind",
+        (3, 2, 0, 0, 1),
+        {"cancelled": (1, "registered"), "café": (1, "unregistered")},
+    ),
+    "five-megabyte-line": (
+        [row("cancelled"), row("transport_timeout", failure_reason="x" * 5_000_000), row("cancelled")],
+        "failure_kind",
+        (3, 3, 0, 0, 0),
+        {"cancelled": (2, "registered"), "transport_timeout": (1, "registered")},
+    ),
+    "nested-too-deep": (
+        [b"[" * 100_000 + b"]" * 100_000 + b"\n", row("cancelled")],
+        "failure_kind",
+        (2, 1, 0, 0, 1),
+        {"cancelled": (1, "registered")},
+    ),
+    "dotted-field": (NESTED, "response.failure_kind", (7, 1, 5, 1, 0), {"verifier_error": (1, "registered")}),
+}
 
 
-def test_five_megabyte_line(tmp_path: Path, fast: bool) -> None:
-    big = row("transport_timeout", failure_reason="x" * 5_000_000)
-    path = write_lines(tmp_path / "big.jsonl", [row("cancelled"), big, row("cancelled")])
-    report = audit.audit([str(path)], fast=fast)
-    assert kinds(report) == {"cancelled": (2, "registered"), "transport_timeout": (1, "registered")}
+@pytest.mark.parametrize("case", COUNTED)
+def test_every_line_counts_in_exactly_one_category(tmp_path: Path, fast: bool, case: str) -> None:
+    lines, field, totals, rows = COUNTED[case]
+    report = audited(tmp_path, b"".join(lines), field_path=field, fast=fast)
+    assert (
+        report.records,
+        report.with_kind,
+        report.without_kind,
+        report.invalid,
+        report.unparseable,
+    ) == totals
+    assert kinds(report) == rows
+    assert (report.field, report.failed_files) == (field, [])
+    assert_adds_up(report)
 
 
-def test_deeply_nested_line_is_unparseable_not_a_crash(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(tmp_path / "deep.jsonl", ["[" * 100_000 + "]" * 100_000 + "\n", row("cancelled")])
-    report = audit.audit([str(path)], fast=fast)
-    assert (report.unparseable, report.with_kind) == (1, 1)
+def test_rows_say_where_they_were_first_seen_and_what_was_meant(tmp_path: Path) -> None:
+    data = b"\n   \n" + b"".join(MIXED) + b"\t\r\n" + row("shutdown") + row("b:c") + row("b:c")
+    report = audited(tmp_path, data)
+    path = tmp_path / "a.jsonl"
+    (unregistered,) = report.unregistered
+    assert (unregistered.suggestion, unregistered.first_seen) == ("judge_failed", f"{path}:7")
+    assert (report.first_invalid, report.first_unparseable) == (f"{path}:10", f"{path}:14")
+    assert report.namespaces == {"b": 2, "browser": 1, "my_env": 1}
+    # By count, then value.
+    assert [entry.value for entry in report.kinds][:3] == ["b:c", "transport_timeout", "browser:tab_crashed"]
 
 
-def test_dotted_field(tmp_path: Path, fast: bool) -> None:
-    path = write_lines(
-        tmp_path / "nested.jsonl",
-        [
-            json.dumps({"response": {"failure_kind": "verifier_error"}}) + "\n",
-            json.dumps({"response": {"failure_kind": None}}) + "\n",
-            json.dumps({"response": None}) + "\n",
-            json.dumps({"response": "a string, not an object"}) + "\n",
-            json.dumps({"response": [1, 2]}) + "\n",
-            json.dumps({"response": {"failure_kind": 3}}) + "\n",
-            json.dumps({"failure_kind": "cancelled"}) + "\n",
-        ],
-    )
-    report = audit.audit([str(path)], field_path="response.failure_kind", fast=fast)
-    assert kinds(report) == {"verifier_error": (1, "registered")}
-    assert (report.without_kind, report.invalid) == (5, 1)
-    assert report.field == "response.failure_kind"
-
-
-def test_empty_field_segment_is_a_usage_error() -> None:
-    with pytest.raises(AuditError, match="empty segment"):
-        audit.audit(["-"], field_path="response..failure_kind")
-
-
-def test_a_directory_walk_reads_its_logs_whatever_the_case_and_names_every_entry_it_skips(
-    tmp_path: Path, fast: bool
+@pytest.mark.parametrize(
+    ("inputs", "options", "message"),
+    [
+        (["-"], {"field_path": "response..failure_kind"}, "empty segment"),
+        (["-", "-"], {}, "only once"),
+        ([], {}, ""),
+        (
+            ["-"],
+            {"aliases": {"old": "transport_timout"}},
+            "not a registered kind; did you mean 'transport_timeout'",
+        ),
+        (["-"], {"aliases": {"old": "my_env:x"}}, "not a registered kind"),
+        (["-"], {"aliases": {"cancelled": "shutdown"}}, "already a registered kind"),
+    ],
+)
+def test_arguments_that_cannot_be_audited_raise_before_anything_is_read(
+    inputs: list[str], options: dict[str, object], message: str
 ) -> None:
-    folder = tmp_path / "logs"
-    (folder / "day2").mkdir(parents=True)
-    write_lines(folder / "a_failures.jsonl", [row("cancelled")])
-    with gzip.open(folder / "day2" / "b.jsonl.gz", "wb") as file:
-        file.write(row("shutdown").encode() * 3)
-    for name in ("B.JSONL", "c.NDJSON", "day2/d.ndjson.gz", "e.JsonL.Gz"):
-        (folder / name).write_bytes(gzip.compress(row("cancelled").encode()))
-    for name in ("notes.txt", "c.json", "g.json.gz", "e.log"):
-        write_lines(folder / name, [row("cancelled")])
-    (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere")
-    (folder / "again").symlink_to(folder / "day2")
-    (folder / "a_loop.jsonl").symlink_to(folder / "b_loop.txt")
-    (folder / "b_loop.txt").symlink_to(folder / "a_loop.jsonl")
-    os.mkfifo(folder / "f.jsonl")
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(folder / "s.jsonl"))
-        single = write_lines(tmp_path / "single.jsonl", [row("kill_shaped")])
-        report = audit.audit([str(single), str(folder)], fast=fast)
-    read = [
-        "single.jsonl",
-        "B.JSONL",
-        "a_failures.jsonl",
-        "c.NDJSON",
-        "b.jsonl.gz",
-        "d.ndjson.gz",
-        "e.JsonL.Gz",
-    ]
-    assert [Path(file.path).name for file in report.files] == read
-    assert kinds(report) == {
-        "cancelled": (5, "registered"),
-        "shutdown": (3, "registered"),
-        "kill_shaped": (1, "registered"),
-    }
-    skipped = [
-        "a_loop.jsonl (a symbolic link loop)",
-        "again (a link to a directory)",
-        "b_loop.txt (a symbolic link loop)",
-    ]
-    skipped += ["broken.jsonl (a dangling symbolic link)", "c.json", "e.log", "f.jsonl (a FIFO)", "g.json.gz"]
-    skipped += ["notes.txt", "s.jsonl (a socket)"]
-    suffixes = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
-    named = ", ".join(f"{folder}/{name}" for name in skipped[:5])
-    note = f"10 entries found in directories are not {suffixes} regular files and were skipped: {named}"
-    assert report.notes == [note + " and 5 more"]
+    with pytest.raises(AuditError, match=message or None):
+        audit(inputs, **options)  # type: ignore[arg-type]
+    assert issubclass(AuditError, failure_kinds.FailureKindsError)
 
 
-def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:
-    path = tmp_path / "misnamed.jsonl"
-    path.write_bytes(gzip.compress(row("cancelled").encode()))
-    assert kinds(audit.audit([str(path)])) == {"cancelled": (1, "registered")}
-
-
-@pytest.mark.parametrize("engine", [{"jobs": 1}, {"jobs": 2, "chunk_bytes": 4096}], ids=["one", "jobs"])
-def test_truncated_gzip_counts_the_whole_lines_before_the_break_and_reports_the_error(
-    tmp_path: Path, fast: bool, engine: dict[str, int]
-) -> None:
-    data = gzip.compress(b"".join(row("cancelled", rollout=index).encode() for index in range(2000)))
-    path = tmp_path / "cut.jsonl.gz"
-    path.write_bytes(data[: len(data) * 3 // 4])
-    good = write_lines(tmp_path / "good.jsonl", [row("shutdown")])
-    report = audit.audit([str(path), str(good)], fast=fast, **engine)  # type: ignore[arg-type]
-    cut, whole = report.files
-    assert cut.error is not None
-    assert "truncated gzip" in cut.error
-    # The line cut off by the break is no record: not one more unparseable line to blame on its producer.
-    before_break = zlib.decompressobj(wbits=31).decompress(path.read_bytes())
-    assert (cut.records, report.unparseable) == (before_break.count(b"\n"), 0)
-    assert (whole.records, whole.error) == (1, None)
-    assert_accounted(report)
-
-
-def test_corrupt_gzip_is_reported(tmp_path: Path) -> None:
-    path = tmp_path / "corrupt.jsonl.gz"
-    path.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate" * 10)
-    (file,) = audit.audit([str(path)]).files
-    assert file.error is not None
-    assert "gzip" in file.error
-
-
-def test_not_gzip_despite_name(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "plain.jsonl.gz", [row("cancelled")])
-    (file,) = audit.audit([str(path)]).files
-    assert file.error is not None
-    assert "not a gzip file" in file.error
-
-
-def test_missing_file_next_to_a_good_one(tmp_path: Path) -> None:
-    good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
-    report = audit.audit([str(tmp_path / "missing.jsonl"), str(good)])
-    assert [(file.records, file.error) for file in report.files] == [(0, "no such file"), (1, None)]
-    assert report.records == 1
-
-
-def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    good = write_lines(tmp_path / "good.jsonl", [row("cancelled")])
-    secret = write_lines(tmp_path / "secret.jsonl", [row("cancelled")])
-    refuse_to_open(monkeypatch, audit.sources, secret)
-    report = audit.audit([str(secret), str(good)])
-    assert [(file.records, file.error) for file in report.files] == [(0, "permission denied"), (1, None)]
-
-
-def test_stdin(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
-    data = (row("cancelled") + row("cancelled") + "oops\n").encode()
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
-    report = audit.audit(["-"], fast=fast)
-    assert (report.with_kind, report.unparseable) == (2, 1)
-    assert report.files[0].path == "<stdin>"
-
-
-def test_stdin_only_once() -> None:
-    with pytest.raises(AuditError, match="only once"):
-        audit.audit(["-", "-"])
-
-
-def test_empty_directory_is_noted(tmp_path: Path) -> None:
-    report = audit.audit([str(tmp_path)])
-    assert report.files == []
-    assert report.notes == [
-        f"{tmp_path}: no *.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet files in this directory",
-        "no input file was found, so --field failure_kind was never seen",
-    ]
-    assert report.field_missing
-
-
-def test_aliases_regroup(tmp_path: Path) -> None:
-    path = write_lines(
-        tmp_path / "a.jsonl",
-        [row("timeout_exceeded"), row("timeout_exceeded"), row("transport_timeout"), row("transient")],
-    )
-    report = audit.audit(
-        [str(path)], aliases={"timeout_exceeded": "transport_timeout", "transient": "transport_peer_drop"}
-    )
+def test_aliases_regroup_under_the_kind_they_stand_for(tmp_path: Path) -> None:
+    data = jsonl(["timeout_exceeded", "timeout_exceeded", "transport_timeout", "transient"])
+    aliases = {"timeout_exceeded": "transport_timeout", "transient": "transport_peer_drop"}
+    report = audited(tmp_path, data, aliases=aliases)
     assert kinds(report) == {
         "timeout_exceeded": (2, "aliased"),
         "transport_timeout": (1, "registered"),
@@ -339,105 +212,65 @@ def test_aliases_regroup(tmp_path: Path) -> None:
     assert report.unregistered == []
 
 
-@pytest.mark.parametrize(
-    ("aliases", "message"),
-    [
-        ({"old": "transport_timout"}, "not a registered kind; did you mean 'transport_timeout'"),
-        ({"old": "my_env:x"}, "not a registered kind"),
-        ({"cancelled": "shutdown"}, "already a registered kind"),
-    ],
-)
-def test_bad_aliases(aliases: dict[str, str], message: str) -> None:
-    with pytest.raises(AuditError, match=message):
-        audit.audit(["-"], aliases=aliases)
-
-
-def test_alias_option_parsing() -> None:
-    assert audit.parse_alias_option("old=transport_timeout") == ("old", "transport_timeout")
-    for bad in ["old", "=new", "old="]:
-        with pytest.raises(AuditError, match="expected OLD=NEW"):
-            audit.parse_alias_option(bad)
-
-
-def test_alias_file(tmp_path: Path) -> None:
-    assert audit.load_alias_file(str(EXAMPLES / "aliases.toml")) == {
+def test_the_example_data_exercises_every_category() -> None:
+    inputs = [str(EXAMPLES / "rollout_failures.jsonl")]
+    aliases = {
         "timeout_exceeded": "agent_timeout",
         "transient": "transport_peer_drop",
         "judge_parse_error": "judge_unparseable",
     }
-    cases = {
-        "missing": None,
-        "broken.toml": "[aliases\n",
-        "no_table.toml": 'timeout = "transport_timeout"\n',
-        "not_string.toml": "[aliases]\ntimeout = 3\n",
+    report = audit(inputs, aliases=aliases)
+    assert {entry.category for entry in report.kinds} == {
+        "registered",
+        "namespaced",
+        "aliased",
+        "unregistered",
     }
-    messages = {}
-    for name, text in cases.items():
-        path = tmp_path / name
-        if text is not None:
-            path.write_text(text)
-        with pytest.raises(AuditError) as caught:
-            audit.load_alias_file(str(path))
-        messages[name] = str(caught.value)
-    assert "no such file" in messages["missing"]
-    assert "not valid TOML" in messages["broken.toml"]
-    assert "no [aliases] table" in messages["no_table.toml"]
-    assert "must be a string" in messages["not_string.toml"]
-
-
-def test_distinct_values_are_bounded(tmp_path: Path, fast: bool) -> None:
-    lines = [row(f"bad_{index}") for index in range(12)] + [row(f"env:kind_{index}") for index in range(8)]
-    path = write_lines(tmp_path / "flood.jsonl", [*lines, row("bad_11"), row("cancelled")])
-    report = audit.audit([str(path)], fast=fast, distinct_limit=5)
-    by_category: dict[str, list[str | None]] = {}
-    for entry in report.kinds:
-        by_category.setdefault(entry.category, []).append(entry.value)
-    assert len(by_category["unregistered"]) == 6  # five kept and the overflow row
-    overflow = [entry for entry in report.kinds if entry.value is None]
-    assert [(entry.category, entry.count) for entry in overflow] == [("unregistered", 8), ("namespaced", 3)]
-    assert overflow[0].first_seen == f"{path}:6"
-    assert report.namespaces == {"env": 8}
-    assert_accounted(report)
-
-
-def test_example_data_exercises_every_category() -> None:
-    report = audit.audit(
-        [str(EXAMPLES / "rollout_failures.jsonl")],
-        aliases=audit.load_alias_file(str(EXAMPLES / "aliases.toml")),
-    )
-    categories = {entry.category for entry in report.kinds}
-    assert categories == {"registered", "namespaced", "aliased", "unregistered"}
-    assert len(report.namespaces) == 2
+    assert (len(report.namespaces), report.unparseable) == (2, 1)
     assert report.without_kind > 0
     assert report.invalid > 0
-    assert report.unparseable == 1
     assert 200 <= report.records <= 1000
-    assert_accounted(report)
-    # Without the aliases file, its older labels are legacy, not typos; its own label stays unregistered.
-    plain = audit.audit([str(EXAMPLES / "rollout_failures.jsonl")])
-    assert {row.value for row in plain.legacy} == {"timeout_exceeded", "transient"}
-    assert "judge_parse_error" in {row.value for row in plain.unregistered}
-    assert_accounted(plain)
+    assert_adds_up(report)
+    # The example's aliases file holds those aliases.
+    command = run_cli("audit", *inputs, "--aliases", str(EXAMPLES / "aliases.toml"), "--format", "json")
+    assert command.stdout == render_json(report)
+    # Without aliases, its older labels are legacy, not typos; its own label stays unregistered.
+    plain = audit(inputs)
+    assert {entry.value for entry in plain.legacy} == {"timeout_exceeded", "transient"}
+    assert "judge_parse_error" in {entry.value for entry in plain.unregistered}
 
 
-class FakeTerminal(io.StringIO):
+class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
 
 
-def test_progress_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(audit.Progress, "INTERVAL", 0.0)
-    monkeypatch.setattr(audit.sources, "BATCH_BYTES", 64)
-    path = write_lines(tmp_path / "a.jsonl", [row("cancelled")] * 50)
-    terminal, pipe = FakeTerminal(), io.StringIO()
-    audit.audit([str(path)], progress=terminal)
-    audit.audit([str(path)], progress=pipe)
-    assert "reading " in terminal.getvalue()
-    assert terminal.getvalue().endswith("\r\033[K")
-    assert pipe.getvalue() == ""
+def test_progress_is_shown_only_on_a_terminal_and_cleared(tmp_path: Path) -> None:
+    """A stream fed slowly (a FIFO), so the line is due more than once while it is read."""
+    shown = []
+    for stream in (Terminal(), io.StringIO()):
+        fifo = tmp_path / f"slow{len(shown)}.jsonl"
+        os.mkfifo(fifo)
+
+        def feed(fifo: Path = fifo) -> None:
+            with fifo.open("wb") as pipe:
+                for _ in range(6):
+                    pipe.write(row("cancelled") * 50)
+                    pipe.flush()
+                    threading.Event().wait(0.15)
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        assert audit([str(fifo)], progress=stream).records == 300
+        writer.join()
+        shown.append(stream.getvalue())
+    assert "reading " in shown[0]
+    assert "records" in shown[0]
+    assert shown[0].endswith("\r\033[K")
+    assert shown[1] == ""
 
 
-# The two decoders must agree on every line, whatever it holds.
+# The two decoders agree on every line, whatever it holds.
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -476,8 +309,8 @@ escapes = st.lists(
 ).map("".join)
 
 
-def nested(depth: int, inner: str, kind: str) -> str:
-    return {"array": "[" * depth + inner + "]" * depth, "object": '{"a":' * depth + inner + "}" * depth}[kind]
+def nested(depth: int, kind: str) -> str:
+    return {"array": "[" * depth + "1" + "]" * depth, "object": '{"a":' * depth + "1" + "}" * depth}[kind]
 
 
 def with_bytes_inserted(line: bytes, junk: bytes, position: int) -> bytes:
@@ -485,22 +318,15 @@ def with_bytes_inserted(line: bytes, junk: bytes, position: int) -> bytes:
     return line[:cut] + junk + line[cut:]
 
 
+depths = st.tuples(st.integers(0, 11_000), st.sampled_from(["array", "object"]))
 hostile_lines = st.one_of(
     st.builds(lambda number: f'{{"failure_kind": "cancelled", "n": {number}}}'.encode(), number_tokens),
     st.builds(lambda number: f'{{"failure_kind": {number}}}'.encode(), number_tokens),
     st.builds(lambda text: f'{{"failure_kind": "{text}"}}'.encode(), escapes),
     st.builds(lambda text: f'{{"failure_kind": "cancelled", "{text}": 1}}'.encode(), escapes),
     # Nesting to past every parser's limit, beside the field and at it.
-    st.builds(
-        lambda depth, kind: f'{{"failure_kind": "cancelled", "deep": {nested(depth, "1", kind)}}}'.encode(),
-        st.integers(0, 11_000),
-        st.sampled_from(["array", "object"]),
-    ),
-    st.builds(
-        lambda depth, kind: f'{{"failure_kind": {nested(depth, "1", kind)}}}'.encode(),
-        st.integers(0, 11_000),
-        st.sampled_from(["array", "object"]),
-    ),
+    depths.map(lambda depth: f'{{"failure_kind": "cancelled", "deep": {nested(*depth)}}}'.encode()),
+    depths.map(lambda depth: f'{{"failure_kind": {nested(*depth)}}}'.encode()),
     # Bytes that are not UTF-8 anywhere in a line that would otherwise count.
     st.builds(
         with_bytes_inserted,
@@ -518,39 +344,41 @@ raw_lines = st.one_of(
 )
 
 
+def both_ways(lines: list[bytes], field: str) -> list[str]:
+    return [
+        render_json(audit_lines(lines, "log.jsonl", settings_for(field), fast=fast).report())
+        for fast in (True, False)
+    ]
+
+
 @WITH_MSGSPEC
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(raw_lines, max_size=12), st.sampled_from(["failure_kind", "response.failure_kind"]))
-def test_fast_and_stdlib_decoders_agree(lines: list[bytes], field: str) -> None:
-    import msgspec
-
+def test_fast_and_stdlib_decoders_agree_on_every_line(lines: list[bytes], field: str) -> None:
     cleaned = [line.replace(b"\n", b" ") for line in lines]
-    path = field.split(".")
-    careful, fast = audit.Decoder(path), audit.FastDecoder(path, msgspec)
-    # The fast batch leaves an invalid value as decoded; the tally counts it as INVALID either way.
-    assert list(map(audit.hashable, fast.batch(cleaned))) == careful.batch(cleaned)
-    for line in cleaned:
-        assert fast.line(line) == careful.line(line)
+    fast, careful = both_ways(cleaned, field)
+    assert fast == careful
+    for line in cleaned:  # line by line too: two differences cannot cancel out
+        assert len(set(both_ways([line], field))) == 1
 
 
 @WITH_MSGSPEC
-def test_fast_and_stdlib_reports_are_identical(tmp_path: Path) -> None:
+def test_fast_and_stdlib_reports_are_identical_on_real_files(tmp_path: Path) -> None:
     nasty = [
         row("cancelled"),
-        "\n",
-        '{"failure_kind": NaN, "x": 1}\n',
-        '{"failure_kind": "\\ud800"}\n',
-        '{"failure_kind": "a"} {"failure_kind": "b"}\n',
-        "{\n",
-        '"failure_kind": "cancelled"}\n',
-        '  {"failure_kind": "shutdown"}  \n',
-        '{"failure_kind": "x", "failure_kind": "y:z"}\n',
+        b"\n",
+        b'{"failure_kind": NaN, "x": 1}\n',
+        b'{"failure_kind": "\\ud800"}\n',
+        b'{"failure_kind": "a"} {"failure_kind": "b"}\n',
+        b"{\n",
+        b'"failure_kind": "cancelled"}\n',
+        b'  {"failure_kind": "shutdown"}  \n',
+        b'{"failure_kind": "x", "failure_kind": "y:z"}\n',
     ]
-    path = write_lines(tmp_path / "nasty.jsonl", nasty * 3)
+    path = tmp_path / "nasty.jsonl"
+    path.write_bytes(b"".join(nasty) * 3)
     for inputs in ([str(path)], [str(EXAMPLES / "rollout_failures.jsonl")]):
-        slow = audit.render_json(audit.audit(inputs, fast=False))
-        quick = audit.render_json(audit.audit(inputs, fast=True))
-        assert slow == quick
+        assert render_json(audit(inputs, fast=False)) == render_json(audit(inputs, fast=True))
 
 
 @given(st.text(min_size=1, max_size=6).filter(lambda text: "." not in text))
@@ -568,9 +396,157 @@ def test_any_legal_key_as_field_gives_the_same_report_with_either_decoder(key: s
         json.dumps({key: None, "other": 1}).encode(),
         json.dumps({"other": key}).encode(),
     ]
-    reports = [
-        audit.audit_lines(lines, "log.jsonl", audit.settings_for(key), fast=fast).report().to_json()
-        for fast in (True, False)
+    fast, careful = both_ways(lines, key)
+    assert fast == careful
+    assert (json.loads(fast)["with_kind"], json.loads(fast)["without_kind"]) == (1, 2)
+
+
+# The text report
+
+ACTIONS = {  # what needs action, and the words each line of it must hold
+    "unreadable": ["inputs not read", "under files:"],
+    "unregistered": ["--aliases FILE", "failure-kinds lint", "--strict"],
+    "undeclared": ["[tool.failure-kinds.namespaces]", "--strict"],
+    "legacy": ["failure-kinds lint", "--fix", "--aliases FILE", "--strict"],
+    "invalid": ["first at {path}:"],
+    "unparseable": ["first at {path}:"],
+}
+# Paths and values wider than the table: long, and of wide (CJK) and full-width characters.
+PATHS = ["a.jsonl", "d/" + "p" * 200 + ".jsonl", "漢" * 40 + ".jsonl", "logs/" + "q" * 85 + ".jsonl"]
+LOOKALIKES = ["Peer_Drop", "peer-drop", "peer_dorp", "timeout ", "timeouts", "usersim:timeout", "oom_kiled"]
+
+
+def columns(line: str) -> int:
+    return sum(1 + (unicodedata.east_asian_width(character) in "WF") for character in line)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    values=st.lists(
+        st.sampled_from(
+            [*REGISTERED, *OLDER_LABELS, *LOOKALIKES, "swe_env:gone", "swe_env:patch_apply_failed"]
+        )
+        | st.sampled_from([1, None, "x" * 70, "no json", "漢" * 90, "\uff46\uff55\uff4c\uff4c_" * 12]),
+        max_size=30,
+    ),
+    aliased=st.dictionaries(st.sampled_from(sorted(OLDER_LABELS)), st.sampled_from(REGISTERED), max_size=2),
+    line_bytes=st.sampled_from([80, 1000]),
+    unreadable=st.booleans(),
+    path=st.sampled_from(PATHS),
+)
+def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
+    values: list[object], aliased: dict[str, str], line_bytes: int, unreadable: bool, path: str
+) -> None:
+    lines = [
+        value.encode() if value == "no json" else json.dumps({"failure_kind": value}).encode()
+        for value in values
     ]
-    assert reports[0] == reports[1]
-    assert (reports[0]["with_kind"], reports[0]["without_kind"]) == (1, 2)
+    audit_settings = settings_for(
+        "failure_kind", aliased, {"swe_env": ("patch_apply_failed",)}, line_bytes=line_bytes
+    )
+    partial = audit_lines(lines, path, audit_settings)
+    if unreadable:  # a read that failed before the end, as a truncated gzip file's
+        partial.add_error("truncated gzip: the compressed stream ends early")
+    report = partial.report()
+    text = render_text(report)
+    # A path wider than that stays whole, alone on its line.
+    wide = [line for line in text.splitlines() if columns(line) > 100]
+    assert all(line.strip(" ;,").rstrip("0123456789").removesuffix(":") == path for line in wide), wide
+    counts = Counter({"invalid": report.invalid, "unparseable": report.unparseable, "unreadable": unreadable})
+    for entry in report.kinds:
+        counts[entry.category] += entry.count
+    needed = [category for category in ACTIONS if counts[category]]
+    head = text.partition("\n\n")[2].partition("\n\n")[0]
+    assert head.startswith("needs action:\n") == bool(needed)
+    actions = head.replace("\n   ", " ").splitlines()[1:] if needed else []
+    assert [line.split()[0] for line in actions] == needed
+    for category, line in zip(needed, actions, strict=True):
+        assert all(words.format(path=path) in " ".join(line.split()) for words in ACTIONS[category]), line
+        assert ("--max-line-bytes" in line) == (category == "unparseable" and report.overlong > 0)
+    not_seen = json.loads(render_json(report))["not_seen"]
+    assert not_seen == [
+        kind for kind in REGISTERED if kind not in {entry.canonical for entry in report.kinds}
+    ]
+    shown = " ".join(text.partition("\nnot seen: ")[2].partition("\n\n")[0].split())
+    assert shown.partition(": ")[2].split(", ") == (not_seen if report.kinds and not_seen else [""])
+    regrouped = text.partition("count:\n")[2].partition("\n\n")[0]
+    registered = {entry.value: entry.count for entry in report.kinds if entry.category == "registered"}
+    changed = [kind for kind, count in report.canonical_totals().items() if registered.get(kind) != count]
+    assert [line.split()[0] for line in regrouped.splitlines()] == changed
+
+
+FILES_LISTED = 20  # every file with an error, and this many others
+
+
+@pytest.mark.parametrize(
+    ("count", "failing"),
+    [(0, set()), (1, set()), (1, {0}), (2, set()), (20, set()), (21, set()), (22, {21}), (60, {3, 40, 59})],
+)
+def test_the_text_report_lists_failed_files_and_a_bounded_number_of_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int, failing: set[int]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    names = [f"part-{index:03}.jsonl" for index in range(count)]
+    for index, name in enumerate(names):
+        if index not in failing:  # a failing one is missing
+            Path(name).write_bytes(row("cancelled") * (index + 1))
+    text = render_text(audit(names or ["."]))
+    listed = [int(line.split("-")[1][:3]) for line in text.splitlines() if line.startswith("  part-")]
+    if count < 2 and not failing:  # one file that was read: its line in the totals says it all
+        assert listed == []
+        return
+    expected = sorted({*range(min(count, FILES_LISTED)), *failing})
+    assert listed == expected
+    summary = [line for line in text.splitlines() if "more file" in line]
+    unlisted = [index for index in range(count) if index not in expected]
+    if unlisted:
+        (line,) = summary
+        assert line.startswith(f"  ({len(unlisted):,} more file")
+        assert f"{sum(index + 1 for index in unlisted if index not in failing):,} record" in line
+    else:
+        assert summary == []
+
+
+def test_singular_and_plural(tmp_path: Path) -> None:
+    text = render_text(audited(tmp_path, row("judge_faild")))
+    assert "unregistered: 1 distinct, 1 record\n" in text
+    assert "of the 1 record with a kind" in text
+    assert "in 1 file\n" in text
+
+
+# No import cycle among the package's modules, counting every import: at the top of a module, in a
+# function, and under `if TYPE_CHECKING:` (ast.walk sees them all).
+
+PACKAGE = Path(failure_kinds.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                anchor = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)]
+                base = ".".join([*anchor, *filter(None, [node.module])]) if node.level else node.module or ""
+                found |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+        # A module's own enclosing packages are imported before it whatever it says.
+        enclosing = {".".join(name.split(".")[:depth]) for depth in range(1, name.count(".") + 1)}
+        graph[name] = {module for module in found if module in modules} - enclosing - {name}
+    assert "failure_kinds.audit.parquet" in set().union(*graph.values())  # imported lazily, and counted
+    for name, path in modules.items():  # each imports without its extra, and is cut to a readable size
+        if name.startswith("failure_kinds.audit"):
+            importlib.import_module(name)
+        assert path.read_text(encoding="utf-8").count("\n") <= 600, name
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail(f"import cycle: {' -> '.join(error.args[1])}")

@@ -1,510 +1,828 @@
-"""The engines that run tasks apart (--jobs workers, Ray) on real log shapes: thousands of shards with
-thousands of distinct values merge in time linear in the parts, workers never outgrow what the process
-may open, and a file that changes while it is read is named, never counted as two files."""
+"""One report, any engine (docs/audit.md): `--jobs` workers give the one-pass report byte for byte however
+the input is cut; workers that cannot start, die or run out of descriptors never cost the report or leave
+a process behind; and partial reports sent as JSON merge into the one-pass report, with everything a real
+partial cannot hold refused by name."""
 
 from __future__ import annotations
 
+import copy
+import doctest
+import gzip
+import itertools
 import json
+import multiprocessing
 import os
-import random
+import pty
+import re
 import resource
+import signal
+import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from audit_support import run_here
-from helpers import examples, needs, run_cli
-from hypothesis import HealthCheck, given, settings
+from audit_support import CHANGES, changed, jsonl, many_shards, on_open, read_terminal
+from helpers import command, examples, run_cli, run_cli_bytes
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import failure_kinds.audit.engine as parallel
-import failure_kinds.audit.tasks as tasks_module
+import failure_kinds.audit
 from failure_kinds.audit import (
+    INVALID,
+    UNPARSEABLE,
+    AuditError,
     AuditSettings,
     PartialReport,
     Pins,
     audit,
+    audit_file,
     audit_lines,
-    expand_inputs,
     merge,
     render_json,
     render_text,
     settings_for,
 )
-from failure_kinds.audit.engine import check_objects
-from failure_kinds.audit.render import ByteProgress
-from failure_kinds.audit.tally import Tally
-from failure_kinds.audit.tasks import OrderedMerge, audit_tasks, batched, changed_error, plan
+from failure_kinds.history import OLDER_LABELS
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from failure_kinds.audit.tasks import Batch, Runner
-
-# The forking runner is called from pytest's own process here, where earlier tests may have left
-# pyarrow's thread pool running (Python 3.12 and later warn of that; see test_audit_parallel).
-FORK_IN_TEST_PROCESS = pytest.mark.filterwarnings(
-    "ignore:This process .* is multi-threaded, use of fork\\(\\) may lead to deadlocks:DeprecationWarning"
-)
-
-
-def write_shards(folder: Path, shards: int, distinct: int, lines: int = 12, seed: int = 7) -> list[str]:
-    """``shards`` small files of rollouts whose kinds are drawn from ``distinct`` values (namespaced,
-    misspelled and registered ones), with a bad line here and there: what a sharded log looks like."""
-    rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    registered = ["transport_timeout", "cancelled", "judge_failed"]
-    for index in range(shards):
-        rows: list[bytes] = []
-        for _ in range(lines):
-            roll = rng.random()
-            if roll < 0.4:
-                kind: object = f"env{rng.randrange(distinct)}:step_failed"
-            elif roll < 0.8:
-                kind = f"judge_faild_{rng.randrange(distinct)}"
-            elif roll < 0.95:
-                kind = rng.choice(registered)
-            else:
-                kind = None
-            rows.append(json.dumps({"failure_kind": kind}).encode())
-        if index % 97 == 0:
-            rows.append(b"{not json")
-        (folder / f"shard-{index:05d}.jsonl").write_bytes(b"\n".join(rows) + b"\n")
-    return [str(folder)]
+LINE_POOL = [
+    *(
+        json.dumps({"failure_kind": value}).encode()
+        for value in ["transport_timeout", "judge_faild", None, 3, ["a"]]
+    ),
+    *(
+        json.dumps({"failure_kind": value}).encode()
+        for value in ["swe_env:patch_apply_failed", {"kind": "x"}]
+    ),
+    b'{"failure_kind": "cancelled", "failure_reason": "caller went away"}',
+    *[
+        b"{}",
+        b"not json",
+        b"[1, 2]",
+        b'{"failure_kind": "cancelled"} {"failure_kind": "shutdown"}',
+        b"",
+        b"   ",
+    ],
+    *[b"\t", b"\xff\xfe{}", b'{"failure_kind": "caf\xc3\xa9"}', b'  {"failure_kind": "shutdown"}  '],
+    b'{"failure_kind": "' + b"y" * 300 + b'"}',
+    b" " * 50,  # white space over the 40-byte cap: blank wherever a range starts
+    b"\t \x0c" * 80,
+]
 
 
-def both_reports(inputs: list[str], **options: int) -> tuple[str, str]:
-    report = audit(inputs, **options)  # type: ignore[arg-type]
-    return render_json(report), render_text(report)
+def one_pass(inputs: list[str], **caps: int) -> str:
+    return render_json(audit(inputs, jobs=1, **caps))  # type: ignore[arg-type]
 
 
-# Merging: linear in the parts
+def write_big(path: Path, copies: int) -> Path:
+    """A file of many copies of every pool line, with one distinct bad value near its end."""
+    path.write_bytes((b"\n".join(LINE_POOL) + b"\n") * copies + jsonl(["only_near_the_end"]))
+    return path
 
 
 def test_two_thousand_shards_with_workers_give_the_one_pass_report_byte_for_byte(tmp_path: Path) -> None:
-    inputs = write_shards(tmp_path / "logs", 2000, 1500)
-    one_pass = both_reports(inputs, jobs=1)
-    # A chunk of 16 KB: about 70 batches of some 30 shards each, run by two forked workers.
-    assert both_reports(inputs, jobs=2, chunk_bytes=16 << 10) == one_pass
-    assert json.loads(one_pass[0])["records"] > 24_000
-    # Past the distinct cap: parts overflow, the merge is inexact and the second, pinned pass runs.
-    capped = both_reports(inputs, jobs=1, distinct_limit=50)
-    assert both_reports(inputs, jobs=2, chunk_bytes=16 << 10, distinct_limit=50) == capped
+    inputs = many_shards(tmp_path, seed=7, files=2000, lines=12)
+    for caps in ({}, {"distinct_limit": 50}):  # past the cap, the merge is inexact: the pinned pass runs
+        expected = audit(inputs, jobs=1, **caps)
+        # A chunk of 16 KB: about 70 batches of some 30 shards each, run by two workers.
+        several = audit(inputs, jobs=2, chunk_bytes=16 << 10, **caps)
+        assert (render_json(several), render_text(several)) == (render_json(expected), render_text(expected))
+    assert expected.records == 24_000
 
 
-shard_lines = st.lists(
-    st.one_of(
-        st.sampled_from(["cancelled", "judge_faild", "env:one", "env:two", "web:three", "x" * 30]),
-        st.text(alphabet="abc_:", min_size=1, max_size=4),
-        st.none(),
-    ).map(lambda kind: json.dumps({"failure_kind": kind}).encode()),
-    max_size=12,
+LINES = st.one_of(
+    st.sampled_from(LINE_POOL),
+    st.text(alphabet="abcdefgh_:", min_size=1, max_size=6).map(lambda value: jsonl([value]).strip()),
+    st.integers(1, 3000).map(lambda length: b'{"failure_kind": "' + b"z" * length + b'"}'),
 )
 
 
-@settings(
-    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@st.composite
+def log_files(draw: st.DrawFn) -> bytes:
+    ending = draw(st.sampled_from([b"\n", b"\r\n"]))
+    body = ending.join(draw(st.lists(LINES, max_size=40)))
+    body += ending if body and draw(st.booleans()) else b""  # a trailing line end, or not
+    return b"\xef\xbb\xbf" + body if draw(st.booleans()) else body
+
+
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(shard_lines, min_size=1, max_size=8),
-    st.integers(1, 300),
-    st.integers(0, 2000),
-    st.integers(1, 4),
+    st.lists(
+        st.tuples(log_files(), st.booleans(), st.sampled_from([".jsonl", ".NDJSON"]), st.booleans()),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(min_value=1, max_value=400),
+    st.fixed_dictionaries(
+        {
+            "distinct_limit": st.integers(min_value=1, max_value=5),
+            "line_bytes": st.sampled_from([40, 100, 200, 64 << 20]),
+            "value_chars": st.sampled_from([20, 256]),
+        }
+    ),
 )
-def test_any_batching_of_small_shards_gives_the_one_pass_report(
-    tmp_path: Path, shards: list[list[bytes]], chunk_bytes: int, batch_bytes: int, limit: int
+def test_any_cut_of_any_files_gives_the_one_pass_report(
+    files: list[tuple[bytes, bool, str, bool]], chunk_bytes: int, caps: dict[str, int]
 ) -> None:
-    folder = Path(tempfile.mkdtemp(dir=tmp_path))
-    for index, lines in enumerate(shards):
-        (folder / f"{index:03d}.jsonl").write_bytes(b"\n".join(lines))
-    audit_settings = settings_for("failure_kind", distinct_limit=limit, value_chars=20)
-    planned = plan(expand_inputs([str(folder)], []), 2, chunk_bytes)
-    merged = audit_tasks(planned, audit_settings, run_here, None, batch_bytes)
-    one_pass = audit([str(folder)], jobs=1, distinct_limit=limit, value_chars=20)
-    report = merged.report()
-    check_objects(report, audit_settings)  # what the entry point adds when no record was read
-    assert render_json(report) == render_json(one_pass)
+    """Plain or gzip, any suffix a walk reads, UTF-8 or (a BOM, then NUL-interleaved) UTF-16, empty, lines
+    past the cap across many ranges, in byte ranges and batches of any size."""
+    with tempfile.TemporaryDirectory() as folder:
+        for number, (body, compressed, suffix, wide) in enumerate(files):
+            if wide:
+                body = b"\xff\xfe" + body.decode("latin-1").encode("utf-16-le")  # each byte, then a NUL
+            name = Path(folder, f"part{number}{suffix}" + (".gz" if compressed else ""))
+            name.write_bytes(gzip.compress(body) if compressed else body)
+        assert render_json(audit([folder], jobs=2, chunk_bytes=chunk_bytes, **caps)) == one_pass(
+            [folder], **caps
+        )  # type: ignore[arg-type]
 
 
-class CountingDict(dict[str, object]):
-    """A dict that counts every read, write and element visited: the work a merge does on it."""
-
-    operations = 0
-
-    def get(self, key: str, default: object = None) -> object:
-        CountingDict.operations += 1
-        return super().get(key, default)
-
-    def __getitem__(self, key: str) -> object:
-        CountingDict.operations += 1
-        return super().__getitem__(key)
-
-    def __setitem__(self, key: str, value: object) -> None:
-        CountingDict.operations += 1
-        super().__setitem__(key, value)
-
-    def __contains__(self, key: object) -> bool:
-        CountingDict.operations += 1
-        return super().__contains__(key)
-
-    def __iter__(self) -> Iterator[str]:
-        for key in super().__iter__():
-            CountingDict.operations += 1
-            yield key
-
-    def keys(self) -> list[str]:  # type: ignore[override]
-        return list(iter(self))
-
-    def items(self) -> list[tuple[str, object]]:  # type: ignore[override]
-        return [(key, self.get(key)) for key in iter(self)]
+@pytest.mark.parametrize("distinct", [20, 200])  # the same values in every part, or other ones
+def test_parts_past_the_distinct_cap_are_counted_again_pinned(tmp_path: Path, distinct: int) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(jsonl([f"bad_{index % distinct}" for index in range(3000)][::-1]))
+    data = path.read_bytes()
+    ranges = list(
+        itertools.pairwise(
+            [0, *[index + 1 for index, byte in enumerate(data) if byte == 10][79::80], len(data)]
+        )
+    )
+    capped = settings_for("failure_kind", distinct_limit=7)
+    first = merge(audit_file(str(path), capped, start=start, stop=stop) for start, stop in ranges)
+    assert first.exact == (distinct == 20)  # each part of 80 lines holds more distinct values than the cap
+    pinned = merge(
+        audit_file(str(path), capped, start=start, stop=stop, pins=first.pins()) for start, stop in ranges
+    )
+    assert pinned.exact
+    expected = one_pass([str(path)], distinct_limit=7)
+    assert render_json(pinned.report()) == expected
+    assert render_json(audit([str(path)], jobs=2, chunk_bytes=2000, distinct_limit=7)) == expected
 
 
-def test_each_merge_costs_the_part_merged_not_the_table_so_far() -> None:
-    """Two thousand parts of fifty values each, a thousand of them new to the whole: every part is folded
-    into the same accumulator, whose tables are never rebuilt, and the work on them grows with the parts
-    merged (a merge that copied or re-sorted the table so far would visit it two thousand times)."""
-    audit_settings = AuditSettings(distinct_limit=100_000)
-
-    def part(index: int) -> PartialReport:
-        values = [f"seen_{index % 40}" for _ in range(3)] + [f"new_{index}_{n}" for n in range(10)]
-        lines = [json.dumps({"failure_kind": value}).encode() for value in values]
-        return audit_lines(lines, f"shard-{index}.jsonl", audit_settings)
-
-    parts = [part(index) for index in range(2000)]
-    ordered = OrderedMerge()
-    ordered.add(0, parts[0])
-    accumulator = ordered.merged
-    assert accumulator is not None
-    tables = accumulator.values
-    for name in ("counts", "first", "categories"):
-        setattr(tables, name, CountingDict(getattr(tables, name)))
-    CountingDict.operations = 0
-    for index in reversed(range(1, 2000)):  # they arrive last first, as from workers
-        ordered.add(index, parts[index])
-    assert ordered.merged is accumulator
-    assert accumulator.values is tables
-    assert isinstance(tables.counts, CountingDict)
-    entries = sum(len(later.values.counts) for later in parts[1:])  # 13 per part
-    assert CountingDict.operations <= 8 * entries  # a few reads and writes per entry merged
-    assert len(tables.counts) == 40 + 10 * 2000
-    expected = merge(parts)  # the library's merge folds into one copy of the first part the same way
-    assert render_json(ordered.result(audit_settings).report()) == render_json(expected.report())
+def test_streams_are_read_in_this_process_beside_the_workers(tmp_path: Path) -> None:
+    path = write_big(tmp_path / "big.jsonl", 10)
+    data = jsonl(["cancelled"])
+    result = run_cli_bytes("audit", "-", str(path), "--jobs", "2", "--format", "json", stdin=data)
+    assert (
+        result.stdout
+        == run_cli_bytes("audit", "-", str(path), "--jobs", "1", "--format", "json", stdin=data).stdout
+    )
+    assert (result.returncode, json.loads(result.stdout)["files"][0]["path"]) == (0, "<stdin>")
 
 
-def test_merge_copies_the_first_part_once_and_changes_no_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    audit_settings = settings_for("failure_kind")
-    parts = [
-        audit_lines([json.dumps({"failure_kind": f"bad_{index}"}).encode()], "a.jsonl", audit_settings)
-        for index in range(300)
-    ]
-    before = [json.dumps(partial.to_json()) for partial in parts]
-    copies: list[int] = []
-    copy = Tally.copy
-
-    def counted(tally: Tally) -> Tally:
-        copies.append(1)
-        return copy(tally)
-
-    monkeypatch.setattr(Tally, "copy", counted)
-    merged = merge(parts)
-    assert len(copies) == 2  # the values and the servers of the first part
-    assert [json.dumps(partial.to_json()) for partial in parts] == before
-    assert merged.records == 300
-    assert merged.report().files[-1].path == "a.jsonl"
+@pytest.fixture(scope="module")
+def above_the_threshold(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Above the size from which the command starts workers by itself: records at both ends and blank
+    lines between, which every engine counts without decoding."""
+    path = tmp_path_factory.mktemp("big") / "forty.jsonl"
+    block = (b"\n".join(LINE_POOL) + b"\n") * 2000
+    path.write_bytes(block + b"\n" * (34 << 20) + block + jsonl(["only_near_the_end"]))
+    return path
 
 
-# Workers: capped by what the process may open
+@pytest.mark.parametrize("cores", [None, {0}], ids=["every-core", "one-core"])
+def test_the_command_uses_every_core_it_may_run_on_with_the_same_report(
+    above_the_threshold: Path, cores: set[int] | None
+) -> None:
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            command("audit", str(above_the_threshold), "--format", "json"),
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            preexec_fn=None if cores is None else lambda: os.sched_setaffinity(0, cores),
+        )
+        os.close(follower)
+        shown = read_terminal(leader, process)
+    finally:
+        os.close(leader)
+    assert process.stdout is not None
+    parallel = process.stdout.read()
+    process.stdout.close()
+    serial = run_cli_bytes("audit", str(above_the_threshold), "--format", "json", "--jobs", "1")
+    assert (process.returncode, parallel, serial.stderr) == (
+        0,
+        serial.stdout,
+        b"",
+    )  # stderr a pipe: no progress
+    # Only the engine that runs tasks in workers counts bytes; one core is one process.
+    workers = re.search(rb"audited [\d.,]+ [kMG]?B of [\d.,]+ [kMG]?B \([\d.,]+ [kMG]?B/s\)", shown)
+    assert bool(workers) == (cores is None and len(os.sched_getaffinity(0)) > 1)
+    assert shown.endswith(b"\r\x1b[K") or not workers  # the line is cleared before the report's output
 
 
-def descriptor_limit(limit: int) -> Callable[[], None]:
-    def apply() -> None:
-        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
-
-    return apply
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["x.jsonl", "--jobs", "0"], "--jobs 0"),
+        (["--format", "json"], ""),
+        (["x", "--jobs", "2", "--ray"], "--jobs and --ray"),
+    ],
+)
+def test_usage_errors_of_the_engines_are_one_line(arguments: list[str], said: str) -> None:
+    result = run_cli("audit", *arguments)
+    assert (result.returncode, result.stderr.count("\n")) == (2, 1)
+    assert said in result.stderr
 
 
 @pytest.mark.parametrize("descriptors", [64, 12])
 def test_many_jobs_under_a_low_descriptor_limit_give_the_report(tmp_path: Path, descriptors: int) -> None:
     """--jobs 300 on 400 files (past the size below which one process reads all) with 64 descriptors,
-    or with 12 (too few for even one worker beside this process's own): the workers that fit, or none,
-    and the one-process report; never Too many open files."""
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    line = json.dumps({"failure_kind": "judge_faild", "failure_reason": "r" * 60}).encode() + b"\n"
-    body = line * (85_000 // len(line))
+    or 12 (too few for even one worker): the workers that fit, or none; never Too many open files."""
+    body = jsonl(["judge_faild"] * 1000, failure_reason="r" * 60)
     for index in range(400):
-        (folder / f"{index:03d}.jsonl").write_bytes(body + json.dumps({"failure_kind": f"k{index}"}).encode())
-    expected = run_cli("audit", str(folder), "--jobs", "1", "--format", "json")
-    assert expected.returncode == 0
-    result = run_cli(
-        "audit", str(folder), "--jobs", "300", "--format", "json", preexec_fn=descriptor_limit(descriptors)
-    )
-    assert "Traceback" not in result.stderr
-    assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout == expected.stdout
+        (tmp_path / f"{index:03d}.jsonl").write_bytes(body + jsonl([f"k{index}"]))
+    expected = run_cli("audit", str(tmp_path), "--jobs", "1", "--format", "json")
+
+    def limited() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (descriptors, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    result = run_cli("audit", str(tmp_path), "--jobs", "300", "--format", "json", preexec_fn=limited)
+    assert (result.returncode, result.stderr, result.stdout) == (0, "", expected.stdout)
 
 
-WORKER_LIMIT_PROBE = """
-import resource
-from failure_kinds.audit.engine import worker_limit
-_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (48, hard))
-print(worker_limit(300, 1000, 2), worker_limit(300, 5, 2), worker_limit(300, 1000, 100))
-"""
-
-
-def test_workers_are_capped_by_the_tasks_and_the_free_descriptors() -> None:
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", WORKER_LIMIT_PROBE], capture_output=True, text=True)
-    many, few, none = map(int, result.stdout.split())
-    assert 0 < many <= (48 - 3 - 16) // 2  # three standard streams at least
-    assert few == 5
-    assert none == 0
-
-
-@FORK_IN_TEST_PROCESS
-@pytest.mark.parametrize("workers_before_failure", [0, 1])
-def test_when_no_more_processes_can_start_the_audit_stops_with_one_line_and_leaves_no_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers_before_failure: int
-) -> None:
-    """fork failing as it does past RLIMIT_NPROC (EAGAIN): one line (exit 2 from the command), and the
-    workers that did start are stopped."""
-    import multiprocessing
-
-    from failure_kinds.audit import AuditError
-
-    inputs = write_shards(tmp_path / "logs", 60, 30)
-    fork = os.fork
-    started: list[int] = []
-
-    def failing_fork() -> int:
-        if len(started) >= workers_before_failure:
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        started.append(1)
-        return fork()
-
-    monkeypatch.setattr(os, "fork", failing_fork)
-    planned = plan(expand_inputs(inputs, []), 4, 256)
-    runner = parallel._pool_runner(4, True, multiprocessing.get_context("fork"))
-    with pytest.raises(AuditError) as raised:
-        audit_tasks(planned, settings_for("failure_kind"), runner, None, 2048)
-    assert len(started) == workers_before_failure
-    assert str(raised.value).startswith("--jobs 4: cannot start the worker processes (")
-    assert "\n" not in str(raised.value)
+def assert_no_worker_left() -> None:
     for child in multiprocessing.active_children():
         child.join(5)
     assert multiprocessing.active_children() == []
 
 
-def test_a_pool_that_cannot_start_its_workers_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("failing", "before"), [("process", 0), ("process", 1), ("pool", 0)])
+def test_when_workers_cannot_start_the_audit_stops_with_one_line_and_leaves_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str, before: int
+) -> None:
+    """A process start failing as past RLIMIT_NPROC (EAGAIN), after ``before`` workers started, or a pool
+    that cannot start at all (no descriptor): one line (exit 2 from the command), no worker left."""
     import concurrent.futures
 
-    from failure_kinds.audit import AuditError
+    start, started = multiprocessing.process.BaseProcess.start, []
+
+    def failing_start(process: multiprocessing.process.BaseProcess) -> None:
+        if len(started) >= before:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        started.append(start(process))
 
     def no_pool(*arguments: object, **options: object) -> None:
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
-    tasks = [
-        tasks_module.Task(0, tasks_module.LINES, "a", "a"),
-        tasks_module.Task(1, tasks_module.LINES, "b", "b"),
-    ]
-    import multiprocessing
-
-    runner = parallel._pool_runner(3, True, multiprocessing.get_context("spawn"))
-    with pytest.raises(AuditError) as raised:
-        runner(batched(tasks, 0), settings_for("failure_kind"), None, ByteProgress(None, 0))
-    message = str(raised.value)
-    assert "\n" not in message
-    assert message.startswith("--jobs 3: cannot start the worker processes (too many open files)")
-
-
-# Files that change while they are read
-
-
-def write_log(path: Path, kind: str, lines: int = 400) -> bytes:
-    body = b"".join(json.dumps({"failure_kind": kind, "n": index}).encode() + b"\n" for index in range(lines))
-    path.write_bytes(body)
-    return body
-
-
-def change_file(path: Path, change: str) -> None:
-    """Change the file as another job would: replace it, truncate it, append to it, or rewrite it in
-    place with as many bytes (its modification time moved on, as any write moves it)."""
-    status = path.stat()
-    if change == "replaced":
-        other = path.with_suffix(".new")
-        write_log(other, "swapped_in_kind", 500)
-        os.replace(other, path)
-    elif change == "truncated":
-        os.truncate(path, status.st_size // 3)
-    elif change == "grown":
-        with path.open("ab") as file:
-            file.write(json.dumps({"failure_kind": "appended_kind"}).encode() + b"\n")
+    if failing == "process":
+        monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", failing_start)
     else:
-        data = path.read_bytes().replace(b"sesion_lost", b"sesion_gone")
-        path.write_bytes(data)
-        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+        monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    with pytest.raises(AuditError) as raised:
+        audit(many_shards(tmp_path, seed=3, files=60, lines=12), jobs=4, chunk_bytes=256)
+    assert len(started) == before
+    reason = "(too many open files)" if failing == "pool" else "("
+    assert str(raised.value).startswith(f"--jobs 4: cannot start the worker processes {reason}")
+    assert "\n" not in str(raised.value)
+    assert_no_worker_left()
 
 
-CHANGES = ["replaced", "truncated", "grown", "rewritten"]
-NEW_VALUES = {"swapped_in_kind", "appended_kind", "sesion_gone"}
-
-
-def changed_between_plan_and_read(tmp_path: Path, change: str, runner: Runner) -> PartialReport:
-    path = tmp_path / "day1.jsonl"
-    write_log(path, "sesion_lost")
-    other = tmp_path / "day2.jsonl"
-    write_log(other, "cancelled", 10)
-    planned = plan(expand_inputs([str(path), str(other)], []), 2, 2048)  # ranges of the first file
-    assert sum(task.path == str(path) for task in planned) > 3
-    change_file(path, change)
-    return audit_tasks(planned, settings_for("failure_kind"), runner, None)
-
-
-def assert_refused(merged: PartialReport, change: str) -> None:
-    report = merged.report()
-    assert [(file.records, file.error) for file in report.files] == [(0, changed_error(change)), (10, None)]
-    assert {row.value for row in report.kinds} == {"cancelled"}
-
-
-@pytest.mark.parametrize("change", CHANGES)
-def test_a_file_changed_after_planning_is_named_and_not_counted_in_this_process(
-    tmp_path: Path, change: str
+# RLIMIT_NPROC counts threads too: the pool's manager thread (submit raises), or its call queue's feeder
+# thread (the manager thread dies at once), may not start.
+@pytest.mark.parametrize("failing", ["manager", "feeder"])
+def test_a_pool_whose_threads_cannot_start_leaves_the_audit_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failing: str
 ) -> None:
-    assert_refused(changed_between_plan_and_read(tmp_path, change, run_here), change)
+    """As ``ulimit -u`` low: no traceback, no hang, no worker left, and the one-process report."""
+    from concurrent.futures.process import _ExecutorManagerThread
+    from multiprocessing.queues import Queue
+
+    path = write_big(tmp_path / "big.jsonl", 300)
+    expected = one_pass([str(path)])
+    capsys.readouterr()
+    start = threading.Thread.start
+
+    def no_thread(thread: threading.Thread) -> None:
+        manager = failing == "manager" and isinstance(thread, _ExecutorManagerThread)
+        if manager or (failing == "feeder" and getattr(thread, "_target", None) is Queue._feed):  # type: ignore[attr-defined]
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    report = audit([str(path)], jobs=2, chunk_bytes=30_000)
+    monkeypatch.undo()
+    assert render_json(report) == expected
+    assert_no_worker_left()
+    assert "Traceback" not in capsys.readouterr().err
 
 
-@FORK_IN_TEST_PROCESS
-@pytest.mark.parametrize("change", CHANGES)
-def test_a_file_changed_after_planning_is_named_and_not_counted_in_workers(
-    tmp_path: Path, change: str
-) -> None:
-    import multiprocessing
-
-    runner = parallel._pool_runner(2, True, multiprocessing.get_context("fork"))
-    assert_refused(changed_between_plan_and_read(tmp_path, change, runner), change)
-
-
-@pytest.mark.parametrize("change", CHANGES)
-def test_a_file_changed_between_its_ranges_keeps_only_the_ranges_read_before(
-    tmp_path: Path, change: str
-) -> None:
-    """The first range is read from the old file, then the file changes: the later ranges are refused,
-    so the file's counts are those of its first range and nothing of the new content."""
-    path = tmp_path / "day1.jsonl"
-    original = write_log(path, "sesion_lost")
-    planned = plan(expand_inputs([str(path)], []), 2, 2048)
-
-    def first_then_change(
-        batches: Sequence[Batch], audit_settings: AuditSettings, pins: Pins | None, meter: ByteProgress
-    ) -> PartialReport:
-        ordered = OrderedMerge()
-        for index, batch in enumerate(batches):
-            ordered.add(index, tasks_module.run_batch(batch, audit_settings, None, True))
-            if index == 0:
-                change_file(path, change)
-        return ordered.result(audit_settings)
-
-    report = audit_tasks(planned, settings_for("failure_kind"), first_then_change, None).report()
-    (file,) = report.files
-    assert file.error == changed_error(change)
-    assert file.records == original[: planned[0].stop].count(b"\n")  # the first range, and no more
-    assert [(row.value, row.count) for row in report.kinds] == [("sesion_lost", file.records)]
-
-
-@pytest.mark.parametrize("change", ["truncated", "grown", "rewritten", "replaced"])
-def test_a_file_changed_during_its_read_is_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
-) -> None:
-    """The change lands while the range is being read (after its descriptor was checked): the check
-    after the read names the file."""
-    path = tmp_path / "day1.jsonl"
-    write_log(path, "sesion_lost")
-    planned = plan(expand_inputs([str(path)], []), 1, None)
-    count_input = getattr(tasks_module, "count_input")  # noqa: B009  # what the module reads through
-
-    def changing_midway(partial: PartialReport, data: object, limit: int | None = None) -> None:
-        change_file(path, change)
-        count_input(partial, data, limit)
-
-    monkeypatch.setattr(tasks_module, "count_input", changing_midway)
-    report = audit_tasks(planned, settings_for("failure_kind"), run_here, None).report()
-    assert [file.error for file in report.files] == [changed_error(change)]
-
-
-@needs("pyarrow")
-def test_a_parquet_file_replaced_after_planning_is_named(tmp_path: Path) -> None:
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-    path = tmp_path / "rows.parquet"
-    pq.write_table(pa.table({"failure_kind": ["cancelled"] * 40}), path, row_group_size=10)
-    planned = plan(expand_inputs([str(path)], []), 2, None)
-    assert len(planned) >= 1
-    pq.write_table(pa.table({"failure_kind": ["swapped_in_kind"] * 90}), tmp_path / "new.parquet")
-    os.replace(tmp_path / "new.parquet", path)
-    report = audit_tasks(planned, settings_for("failure_kind"), run_here, None).report()
-    assert [file.error for file in report.files] == [changed_error("replaced")]
-    assert report.records == 0
-
-
-CHANGED_AFTER_PLANNING = """
-import sys
-import failure_kinds.audit.engine as engine
-import failure_kinds.audit.engine as parallel
-from failure_kinds.cli import main
-
-engine.PARALLEL_MIN_BYTES = 0  # the small file below is cut into ranges for the workers
-planned = parallel.plan
-
-def plan_then_change(*arguments, **options):
-    tasks = planned(*arguments, **options)
-    with open(sys.argv[1], "ab") as file:  # another job appends as the workers start
-        file.write(b'{"failure_kind": "appended_kind"}\\n')
-    return tasks
-
-parallel.plan = plan_then_change
-sys.exit(main(["audit", "--jobs", "2", sys.argv[1], sys.argv[2]]))
+AUDIT_IN_WORKERS = """
+import sys, threading, warnings
+from failure_kinds.audit import audit, render_json
+stop = threading.Event()
+threading.Thread(target=stop.wait).start()  # a fork from here could copy a lock that thread holds
+warnings.simplefilter("error", DeprecationWarning)  # as Python 3.12 and later warn of such a fork
+try:
+    print(render_json(audit(sys.argv[2:], jobs=2, chunk_bytes=int(sys.argv[1]))), end="")
+finally:
+    stop.set()
 """
 
 
-def test_the_command_names_a_file_changed_while_workers_read_it_and_exits_2(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+def in_workers(
+    tmp_path: Path, chunk_bytes: int, paths: list[Path], environment: dict[str, str]
+) -> dict[str, Any]:
+    """The audit of ``paths`` by two workers, from a process with another thread running."""
+    run = [sys.executable, "-c", AUDIT_IN_WORKERS, str(chunk_bytes), *map(str, paths)]
+    result = subprocess.run(
+        run, capture_output=True, text=True, env={**os.environ, **environment}, timeout=120, check=False
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
 
+
+def test_workers_started_beside_another_thread_give_the_one_pass_report(tmp_path: Path) -> None:
+    path = write_big(tmp_path / "big.jsonl", 100)
+    assert in_workers(tmp_path, 20_000, [path], {}) == json.loads(one_pass([str(path)]))
+
+
+@pytest.mark.parametrize("change", CHANGES)
+@pytest.mark.parametrize("opening", [2, 3], ids=["after-planning", "between-ranges"])
+def test_a_file_changed_while_workers_read_it_is_named_and_never_counted_whole(
+    tmp_path: Path, change: str, opening: int
+) -> None:
+    """The plan opens the file once (its line starts); the change lands as the first, or the second, of
+    its ranges is opened by a worker. The file is named and nothing of its new content counts."""
+    path, other = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
+    path.write_bytes(jsonl(["sesion_lost"] * 400, n=1))
+    other.write_bytes(jsonl(["cancelled"] * 10))
+    report = in_workers(tmp_path, 2048, [path, other], on_open(tmp_path, path, [opening], change))
+    changed_file, whole = report["files"]
+    assert (changed_file["error"], whole) == (
+        changed(change),
+        {"path": str(other), "records": 10, "error": None},
+    )
+    assert changed_file["records"] < 400
+    assert {row["value"] for row in report["kinds"]} <= {"cancelled", "sesion_lost"}
+
+
+def test_the_command_names_a_file_changed_while_workers_read_it_and_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "day1.jsonl"
-    write_log(path, "sesion_lost", 3000)
-    write_log(tmp_path / "day2.jsonl", "cancelled", 3000)  # two files: two tasks, so workers read them
-    run = [sys.executable, "-c", CHANGED_AFTER_PLANNING, str(path), str(tmp_path / "day2.jsonl")]
-    result = subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 2
-    assert result.stderr == f"failure-kinds audit: {path}: {changed_error('grown')}\n"
+    # Past the size from which the command uses workers: records, then blank lines, which cost little.
+    path.write_bytes(jsonl(["sesion_lost"] * 3000) + b"\n" * (34 << 20) + jsonl(["cancelled"]))
+    result = run_cli("audit", "--jobs", "2", str(path), env=on_open(tmp_path, path, [2], "grown"))
+    assert (result.returncode, result.stderr) == (2, f"failure-kinds audit: {path}: {changed('grown')}\n")
     assert "appended_kind" not in result.stdout
 
 
-@needs("pyarrow")
-@pytest.mark.parametrize("change", ["truncated", "grown", "rewritten"])
-def test_a_remote_file_changed_after_planning_is_named(tmp_path: Path, change: str) -> None:
-    """A file:// URI, read through pyarrow's filesystem as a Ray task reads it: its size and modification
-    time are checked as a local file's identity is."""
-    from failure_kinds.audit import ray_engine
+@pytest.mark.parametrize("dying", [["1+"], [2]], ids=["always", "once"])
+def test_a_worker_that_dies_fails_only_what_it_cannot_read_and_nothing_hangs(
+    tmp_path: Path, dying: list[int | str]
+) -> None:
+    """A file that kills every worker that reads it fails ("a worker process died"); one that killed a
+    worker once (which broke the pool, and with it every range the pool held: each runs again, alone)
+    is read whole; the other file is whole."""
+    path, copy_of = write_big(tmp_path / "big.jsonl", 400), write_big(tmp_path / "copy.jsonl", 400)
+    died, whole = in_workers(tmp_path, 20_000, [path, copy_of], on_open(tmp_path, path, dying, "die"))[
+        "files"
+    ]
+    assert whole["error"] is None
+    assert died == (
+        {**whole, "path": str(path)}
+        if dying == [2]
+        else {"path": str(path), "records": 0, "error": "a worker process died"}
+    )
 
-    path = tmp_path / "day1.jsonl"
-    write_log(path, "sesion_lost")
-    planned = ray_engine._plan_all([f"file://{path}"], [], 2048)
-    assert len(planned) > 3
-    change_file(path, change)
-    audit_settings = settings_for("failure_kind")
 
-    def remote(task: tasks_module.Task) -> PartialReport:
-        return ray_engine.run_remote_task(task, audit_settings, None, True)
+def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+    path = write_big(tmp_path / "big.jsonl", 60_000)  # about 16 MB: read for longer than the delays
+    for delay in [0.0, 0.01, 0.03, 0.06, 0.1, 0.2]:
+        process = subprocess.Popen(
+            command("audit", "--jobs", "2", "--format", "json", str(path)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            # The first worker of the group seen (pgrep lists the group's processes), then the delay.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and process.poll() is None:
+                if (
+                    len(subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True).stdout.split())
+                    >= 2
+                ):
+                    break
+                time.sleep(0.005)
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGINT)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        assert (delay, process.returncode, stderr.decode()) == (delay, 130, "failure-kinds: interrupted\n")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+            pytest.fail(f"a worker was left after Ctrl-C {delay} s after the workers started")
 
-    merge_in_order = OrderedMerge()
-    for index, batch in enumerate(batched(planned, 0)):
-        merge_in_order.add(index, tasks_module.run_batch(batch, audit_settings, None, True, remote))
-    report = merge_in_order.result(audit_settings).report()
-    assert [(file.records, file.error) for file in report.files] == [(0, changed_error(change))]
+
+# The mergeable partial report
+
+POOL = [*OLDER_LABELS, "cancelled", "transport_timeout", "judge_faild", "legacy_timeout", "web:page_gone"]
+POOL += ["swe:patch_failed", "swe:patch_faild", "x" * 40, "cancelled" + "!" * 30, "y" * 40]  # declared, not
+ALIASES = {"legacy_timeout": "transport_timeout", "y" * 40: "cancelled", "unreachable": "transport_peer_drop"}
+NAMESPACES = {"swe": ("patch_failed",)}
+PARTIAL_LINES = st.one_of(
+    st.sampled_from(POOL).map(lambda value: jsonl([value]).strip()),
+    st.sampled_from(
+        [b"{}", b'{"failure_kind": null}', b'{"failure_kind": 3}', b"oops", b"", b"  \r", b"{" * 90]
+    ),
+    st.text(max_size=6).map(lambda value: jsonl([value]).strip()),
+)
+Parts = list[tuple[list[bytes], str, bool]]
+
+
+def sent(partial: PartialReport) -> dict[str, Any]:
+    return json.loads(json.dumps(partial.to_json()))
+
+
+@st.composite
+def cut_files(draw: st.DrawFn) -> tuple[AuditSettings, Parts]:
+    """Settings under small caps (so overflow rows, cut values, overlong lines and the second, pinned pass
+    all occur), and up to three files, each cut into up to three parts: (lines, path, continuation)."""
+    audit_settings = settings_for(
+        "failure_kind",
+        draw(st.sampled_from([ALIASES, {}])),
+        NAMESPACES,
+        distinct_limit=draw(st.integers(min_value=1, max_value=4)),
+        value_chars=draw(st.sampled_from([3, 8, 20, 256])),  # down to 3: older labels are kept cut too
+        line_bytes=draw(st.sampled_from([64, 1 << 20])),
+    )
+    parts: Parts = []
+    for number, lines in enumerate(
+        draw(st.lists(st.lists(PARTIAL_LINES, max_size=25), min_size=1, max_size=3))
+    ):
+        cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=len(lines)), max_size=2)))
+        for index, (start, stop) in enumerate(itertools.pairwise([0, *cuts, len(lines)])):
+            parts.append((lines[start:stop], f"day{number}.jsonl", index > 0))
+    return audit_settings, parts
+
+
+def merged(audit_settings: AuditSettings, parts: Parts) -> PartialReport:
+    """The parts audited apart, sent as JSON and merged; again, pinned, when the merge was inexact."""
+
+    def received(pins: Pins | None) -> PartialReport:
+        return merge(
+            PartialReport.from_json(
+                sent(audit_lines(lines, path, audit_settings, continuation=later, pins=pins))
+            )
+            for lines, path, later in parts
+        )
+
+    first = received(None)
+    return first if first.exact else received(Pins.from_json(json.loads(json.dumps(first.pins().to_json()))))
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut_files())
+def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
+    drawn: tuple[AuditSettings, Parts],
+) -> None:
+    audit_settings, parts = drawn
+    whole = PartialReport(audit_settings)
+    for lines, path, later in parts:
+        if not later:
+            whole.start_file(path)
+        whole.add_lines(lines)
+    result = merged(audit_settings, parts)
+    assert result.exact
+    assert (render_json(result.report()), render_text(result.report())) == (
+        render_json(whole.report()),
+        render_text(whole.report()),
+    )
+    assert PartialReport.from_json(sent(result)).to_json() == result.to_json()  # read back equal
+    # A cut older label still names its replacement and its note (no two share their first three
+    # characters and their length).
+    by_start = {
+        (label[: audit_settings.value_chars], len(label)): older for label, older in OLDER_LABELS.items()
+    }
+    for row in whole.report().kinds:
+        older = by_start.get((row.value, row.length)) if row.category in ("legacy", "aliased") else None
+        if older is not None:
+            assert (row.replacement, row.note) == (older.replacement, older.note)
+            assert row.category == "aliased" or row.canonical == older.replacement
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.lists(PARTIAL_LINES, max_size=40), min_size=3, max_size=3), st.integers(1, 4))
+def test_merge_is_associative(chunks: list[list[bytes]], limit: int) -> None:
+    audit_settings = settings_for("failure_kind", ALIASES, NAMESPACES, distinct_limit=limit, value_chars=20)
+
+    def groupings(pins: Pins | None) -> tuple[PartialReport, PartialReport]:
+        first, second, third = (
+            audit_lines(chunk, "a.jsonl", audit_settings, continuation=index > 0, pins=pins)
+            for index, chunk in enumerate(chunks)
+        )
+        return first.merge(second).merge(third), first.merge(second.merge(third))
+
+    left, right = groupings(None)
+    assert left.pins() == right.pins()  # either grouping knows which values the whole keeps
+    if left.exact and right.exact:
+        assert render_json(left.report()) == render_json(right.report())
+    left, right = groupings(left.pins())
+    assert (left.exact, right.exact) == (True, True)
+    assert json.dumps(left.to_json(), sort_keys=True) == json.dumps(right.to_json(), sort_keys=True)
+    assert render_json(left.report()) == render_json(right.report())
+
+
+def test_merging_costs_the_parts_merged_not_the_table_so_far_and_changes_no_input() -> None:
+    """Parts of thirteen values, ten of them new to the whole: four times the parts cost about four times
+    the time (a merge that copied or re-sorted the table so far each time would cost sixteen)."""
+    audit_settings = AuditSettings(distinct_limit=100_000)
+    values = [
+        [f"seen_{index % 40}"] * 3 + [f"new_{index}_{number}" for number in range(10)]
+        for index in range(4000)
+    ]
+    parts = [
+        audit_lines(jsonl(part).splitlines(), f"shard-{index}.jsonl", audit_settings)
+        for index, part in enumerate(values)
+    ]
+    before = [json.dumps(part.to_json()) for part in parts[:50]]
+
+    def cost(count: int) -> float:
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            merge(parts[:count])
+            times.append(time.process_time() - start)
+        return min(times)
+
+    assert cost(4000) < 9 * cost(1000)
+    assert [json.dumps(part.to_json()) for part in parts[:50]] == before
+    assert len(merge(parts).report().kinds) == 40 + 10 * 4000
+
+
+def test_line_numbers_stay_physical_across_parts_and_a_later_overflow_is_inexact_until_pinned() -> None:
+    audit_settings = settings_for()
+    parts = [
+        audit_lines([b"", b'{"failure_kind": "cancelled"}'], "a.jsonl", audit_settings),
+        audit_lines([b"{oops", b'{"failure_kind": 1}'], "a.jsonl", audit_settings, continuation=True),
+        audit_lines([b'{"failure_kind": "judge_faild"}'], "a.jsonl", audit_settings, continuation=True),
+        audit_lines([b'{"failure_kind": "judge_faild"}'], "b.jsonl", audit_settings),
+    ]
+    report = merge(parts).report()
+    assert [(row.value, row.first_seen) for row in report.kinds] == [
+        ("judge_faild", "a.jsonl:5"),
+        ("cancelled", "a.jsonl:2"),
+    ]
+    assert (report.first_unparseable, report.first_invalid) == ("a.jsonl:3", "a.jsonl:4")
+    assert [(file.path, file.records) for file in report.files] == [("a.jsonl", 4), ("b.jsonl", 1)]
+    capped = AuditSettings(distinct_limit=2)
+    rows, later = jsonl(["bad_a", "bad_b"]).splitlines(), jsonl(["bad_c", "bad_d", "bad_a"]).splitlines()
+    pins = (
+        audit_lines(rows, "a.jsonl", capped)
+        .merge(audit_lines(later, "a.jsonl", capped, continuation=True))
+        .pins()
+    )
+    assert (pins.values, Pins.from_json(json.loads(json.dumps(pins.to_json())))) == ({"bad_a", "bad_b"}, pins)
+    exact = audit_lines(rows, "a.jsonl", capped, pins=pins).merge(
+        audit_lines(later, "a.jsonl", capped, continuation=True, pins=pins)
+    )
+    assert exact.exact
+    assert {row.value: row.count for row in exact.report().kinds} == {"bad_a": 2, "bad_b": 1, None: 2}
+
+
+@pytest.mark.parametrize("line_bytes", [3, 40, 1 << 20])
+def test_every_byte_range_gives_the_whole_file(tmp_path: Path, line_bytes: int) -> None:
+    """Cut at every line start, ranges as short as one byte included, with lines over the cap."""
+    data = b'\n{"failure_kind": "cancelled"}\n\n  \n{"failure_kind": "judge_faild"}\r\n{x\n\n{}\n'
+    (tmp_path / "a.jsonl").write_bytes(data + jsonl(POOL) + b'\n\n{broken\n{"failure_kind": 2}')
+    path, audit_settings = str(tmp_path / "a.jsonl"), settings_for(line_bytes=line_bytes)
+    data = Path(path).read_bytes()
+    starts = [0] + [index + 1 for index, byte in enumerate(data) if byte == 10]
+    for step in (1, 2, 3, 7, len(starts)):
+        parts = [
+            audit_file(path, audit_settings, start=a, stop=b)
+            for a, b in itertools.pairwise([*starts[::step], len(data)])
+            if b > a
+        ]
+        assert render_json(merge(parts).report()) == render_json(audit([path], line_bytes=line_bytes))
+
+
+def test_values_already_decoded_rows_and_what_merge_refuses() -> None:
+    partial = PartialReport(settings_for())
+    partial.start_file("t.parquet", unit="row")
+    partial.add_values(["cancelled", None, INVALID, UNPARSEABLE, "judge_faild", 7])
+    report = partial.report()
+    assert (report.records, report.with_kind, report.invalid, report.unparseable) == (6, 2, 2, 1)
+    assert (report.unregistered[0].first_seen, report.first_invalid) == ("t.parquet:row 5", "t.parquet:row 3")
+    one = audit_lines([], "a.jsonl", settings_for())
+    with pytest.raises(ValueError, match="different settings"):
+        one.merge(audit_lines([], "a.jsonl", settings_for("other")))
+    with pytest.raises(ValueError, match="continues a file"):
+        one.merge(audit_lines([], "b.jsonl", settings_for(), continuation=True))
+    with pytest.raises(ValueError, match="at least one"):
+        merge([])
+    results = doctest.testmod(failure_kinds.audit)  # the documented engine example
+    assert (results.attempted > 5, results.failed) == (True, 0)
+
+
+# A partial read back from JSON: what a real partial holds is accepted and renders; anything else is a
+# ValueError naming the field, never another exception and never a report that cannot render.
+
+
+def nodes(value: object, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+    """The path of every node of a JSON value, itself included."""
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, item in items:
+        yield from nodes(item, (*path, key))
+
+
+REPLACEMENTS = [
+    None,
+    True,
+    1.5,
+    "x",
+    "",
+    "cancelled",
+    "line",
+    "\x00",
+    "a" * 300,
+    [],
+    [0, 1],
+    {},
+    {"x": 1},
+    0,
+    1,
+    -1,
+    10**400,
+    1 << 63,
+]
+
+
+def mutated(data: dict[str, Any], path: tuple[Any, ...], how: str, replacement: object) -> object:
+    if not path:
+        return replacement
+    result = copy.deepcopy(data)
+    parent: Any = result
+    for step in path[:-1]:
+        parent = parent[step]
+    current = parent[path[-1]]
+    if how == "drop":
+        del parent[path[-1]]
+    elif how in ("negate", "inflate") and type(current) is int:
+        parent[path[-1]] = (
+            -current - 1 if how == "negate" else current + 1 if replacement is None else 10**400
+        )
+    elif how == "add" and isinstance(current, dict):
+        current[str(replacement)[:10]] = replacement
+    else:
+        parent[path[-1]] = replacement
+    return result
+
+
+MUTATIONS = st.tuples(
+    st.integers(min_value=0),
+    st.sampled_from(["drop", "negate", "inflate", "retype", "add"]),
+    st.sampled_from(REPLACEMENTS),
+)
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut_files(), st.lists(MUTATIONS, min_size=1, max_size=3))
+def test_a_mutated_partial_is_a_value_error_or_renders(
+    drawn: tuple[AuditSettings, Parts], mutations: list[tuple[int, str, object]]
+) -> None:
+    data: Any = sent(merged(*drawn))
+    for choice, how, replacement in mutations:
+        if isinstance(data, dict):
+            paths = list(nodes(data))
+            data = mutated(data, paths[choice % len(paths)], how, replacement)
+    try:
+        received = PartialReport.from_json(data)
+    except ValueError as error:
+        message = str(error)
+    else:
+        event("accepted")
+        report = received.report()
+        render_text(report)
+        render_json(report)
+        assert report.records == report.with_kind + report.without_kind + report.invalid + report.unparseable
+        assert sum(row.count for row in report.kinds) == report.with_kind
+        return
+    event("rejected")
+    assert message.startswith("partial report: "), message
+
+
+def example() -> dict[str, Any]:
+    values = ["cancelled", "judge_faild", "swe:patch_faild", 3, "z" * 30, "peer_drop"]
+    lines = [*jsonl(values[:4]).splitlines(), b"oops", b"", *jsonl(values[4:]).splitlines()]
+    return sent(
+        audit_lines(lines, "day.jsonl", settings_for("failure_kind", namespaces=NAMESPACES, value_chars=20))
+    )
+
+
+def edit(*path: Any, to: object = None, add: int = 0, drop: bool = False) -> Callable[[dict[str, Any]], None]:
+    """An edit of the example at ``path``, where "kept:VALUE" is the kept row of that value."""
+
+    def change(data: dict[str, Any]) -> None:
+        parent: Any = data
+        for step in path[:-1]:
+            kept = isinstance(step, str) and step.startswith("kept:")
+            parent = (
+                next(row for row in parent["values"]["kept"] if row[0] == step[5:]) if kept else parent[step]
+            )
+        if drop:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = parent[path[-1]] + add if add else to
+
+    return change
+
+
+def astronomical(data: dict[str, Any]) -> None:
+    for change in (
+        edit("records", add=10**400),
+        edit("with_kind", add=10**400),
+        edit("kept:cancelled", 1, add=10**400),
+    ):
+        change(data)
+    edit("files", 0, "records", add=10**400)(data)
+    edit("files", 0, "lines", add=10**400)(data)
+
+
+def forged_cut_key(data: dict[str, Any]) -> None:
+    row = next(row for row in data["values"]["kept"] if "\x00" in row[0])
+    row[0] = row[0].split("\x00")[0] + "\x00" + "9" * 5000 + ":" + "0" * 24
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (edit("invalid", to=-1), "invalid: negative"),
+        (edit("records", add=1), "records: "),
+        (astronomical, "records: out of range"),
+        (edit("kept:judge_faild", 2, to="mysterious"), "values.kept[1][2]: 'mysterious' is not a category"),
+        (
+            edit("kept:cancelled", 2, to="unregistered"),
+            "values.kept[0][2]: 'cancelled' is registered, not unregistered",
+        ),
+        (
+            edit("kept:peer_drop", 2, to="unregistered"),
+            "values.kept[4][2]: 'peer_drop' is legacy, not unregistered",
+        ),
+        (
+            edit("kept:judge_faild", 2, to="legacy"),
+            "values.kept[1][2]: 'judge_faild' is unregistered, not legacy",
+        ),
+        (edit("kept:cancelled", 3, to=[1, 1]), "values.kept[0][3][0]: file 1 of a partial of 1 files"),
+        (edit("first_invalid", to=[0, 99]), "first_invalid[1]: line 99"),
+        (edit("settings", "value_chars", to=10**400), "settings.value_chars: out of range"),
+        (edit("settings", "distinct_limit", to=-1), "settings.distinct_limit: negative"),
+        (edit("values", "overflow", drop=True), "values.overflow: missing"),
+        (edit("files", 0, "records", to="7"), "files[0].records: expected an integer, got str"),
+        (edit("unparseable", to=True), "unparseable: expected an integer, got bool"),
+        (edit("kept:judge_faild", 0, to=5), "values.kept[1][0]: expected a string, got int"),
+        (forged_cut_key, "not a cut value's key"),
+        (edit("servers", "kept", 0, 1, add=1), "servers: count 2 records, not the 1 namespaced ones"),
+        (
+            edit("values", "overflow", to={"unregistered": [1, [0, 2]]}),
+            "values.overflow['unregistered']: overflow before",
+        ),
+        (edit("settings", "aliases", to={"old": "not_a_kind"}), "settings.aliases: alias "),
+    ],
+)
+def test_what_no_real_partial_holds_is_a_value_error_naming_the_field(
+    change: Callable[[dict[str, Any]], None], field: str
+) -> None:
+    data = example()
+    PartialReport.from_json(copy.deepcopy(data)).report()  # the example itself is accepted
+    change(data)
+    with pytest.raises(ValueError, match=r"^partial report: ") as raised:
+        PartialReport.from_json(data)
+    assert field in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "data", [None, [], "partial", 1, {"version": 1}, {"version": True}, {"version": 2}, {"version": 99}]
+)
+def test_what_is_not_a_partial_at_all_is_a_value_error(data: object) -> None:
+    with pytest.raises(ValueError, match=r"^partial report: ") as raised:
+        PartialReport.from_json(data)  # type: ignore[arg-type]
+    assert data != {"version": 99} or "format version" in str(raised.value)
+
+
+def test_an_error_read_back_is_shown_escaped() -> None:
+    data = example()
+    data["files"][0]["error"] = "cannot read\nfailure-kinds audit: forged line\x1b[31m"
+    text = render_text(PartialReport.from_json(data).report())
+    assert "\x1b" not in text
+    assert "\nfailure-kinds audit: forged" not in text
+    assert "error: cannot read\\x0afailure-kinds audit: forged line\\x1b[31m" in text

@@ -1,51 +1,287 @@
-"""The audit's inputs as they arrive: a stdin whose data comes later, a field that no record has."""
+"""The audit's inputs (docs/audit.md, What is read): files, directory walks, stdin and FIFOs, gzip, UTF-16
+and UTF-32, URIs, inputs that cannot be read, files named twice, files that change while they are read,
+and every input the shell can hand over; the errors are one escaped line each."""
 
 from __future__ import annotations
 
+import builtins
+import errno
 import gzip
+import io
 import json
 import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import zlib
 from pathlib import Path
 
-from helpers import examples, needs, non_blocking_pipe, run_cli, write_later
-from hypothesis import given, settings
+import pytest
+from audit_support import CHANGES, changed, hook_here, jsonl, on_open, without_pyarrow
+from helpers import ROOT, command, examples, non_blocking_pipe, run_cli, write_later
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import FAILURE_KINDS
+from failure_kinds.audit import AuditError, audit, render_json
 
-KINDS = st.one_of(
-    st.sampled_from(sorted(FAILURE_KINDS)),
-    st.from_regex(r"[a-z][a-z_]{2,20}", fullmatch=True),
-    st.none(),
+KINDS = ["cancelled", "judge_faild", "env:quota_hit", "agent_timeout"]
+SUFFIXES = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
+AUDIT = " ".join(command("audit"))  # the command line, for a shell
+PROPERTY = settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+kind_lists = st.lists(st.sampled_from(KINDS), min_size=1, max_size=60)
 
 
-def records_of(values: list[str | None]) -> bytes:
-    return b"".join(
-        json.dumps({"failure_kind": value, "step": index}).encode() + b"\n"
-        for index, value in enumerate(values)
+def kinds(report: object) -> dict[str | None, int]:
+    return {row.value: row.count for row in report.kinds}  # type: ignore[attr-defined]
+
+
+def test_a_directory_walk_reads_its_logs_whatever_the_case_and_names_every_entry_it_skips(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    (folder / "day2").mkdir(parents=True)
+    (folder / "a_failures.jsonl").write_bytes(jsonl(["cancelled"]))
+    (folder / "day2" / "b.jsonl.gz").write_bytes(gzip.compress(jsonl(["shutdown"] * 3)))
+    for name in ("B.JSONL", "c.NDJSON", "day2/d.ndjson.gz", "e.JsonL.Gz"):
+        (folder / name).write_bytes(gzip.compress(jsonl(["cancelled"])))
+    for name in ("notes.txt", "c.json", "g.json.gz", "e.log"):
+        (folder / name).write_bytes(jsonl(["cancelled"]))
+    (folder / "broken.jsonl").symlink_to(tmp_path / "nowhere")
+    (folder / "again").symlink_to(folder / "day2")
+    (folder / "a_loop.jsonl").symlink_to(folder / "b_loop.txt")
+    (folder / "b_loop.txt").symlink_to(folder / "a_loop.jsonl")
+    os.mkfifo(folder / "f.jsonl")  # never opened: the audit would wait for a writer
+    (tmp_path / "single.jsonl").write_bytes(jsonl(["kill_shaped"]))
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(folder / "s.jsonl"))
+        report = audit([str(tmp_path / "single.jsonl"), str(folder)])
+    read = [
+        "single.jsonl",
+        "B.JSONL",
+        "a_failures.jsonl",
+        "c.NDJSON",
+        "b.jsonl.gz",
+        "d.ndjson.gz",
+        "e.JsonL.Gz",
+    ]
+    assert [Path(file.path).name for file in report.files] == read
+    assert kinds(report) == {"cancelled": 5, "shutdown": 3, "kill_shaped": 1}
+    skipped = [
+        "a_loop.jsonl (a symbolic link loop)",
+        "again (a link to a directory)",
+        "b_loop.txt (a symbolic link loop)",
+    ]
+    skipped += ["broken.jsonl (a dangling symbolic link)", "c.json"]
+    named = ", ".join(f"{folder}/{name}" for name in skipped)
+    note = f"10 entries found in directories are not {SUFFIXES} regular files and were skipped: {named}"
+    assert report.notes == [note + " and 5 more"]
+
+
+def refuse(monkeypatch: pytest.MonkeyPatch, path: Path, error: OSError) -> None:
+    """``open`` fails on ``path`` with ``error``, as it would for a user without access (permissions
+    mean nothing to root, as CI runs)."""
+    real_open = builtins.open
+
+    def refusing(file: object, *arguments: object, **options: object) -> object:
+        if isinstance(file, str | os.PathLike) and os.fspath(file) == str(path):
+            raise error
+        return real_open(file, *arguments, **options)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", refusing)
+    monkeypatch.setattr(io, "open", refusing)
+
+
+TRUNCATED = gzip.compress(b"".join(jsonl(["cancelled"], rollout=index) for index in range(2000)))
+TRUNCATED = TRUNCATED[: len(TRUNCATED) * 3 // 4]
+BROKEN = {  # name, content (None: missing, "refused": open is refused), what the error says
+    "truncated": ("cut.jsonl.gz", TRUNCATED, "truncated gzip"),
+    "corrupt": (
+        "corrupt.jsonl.gz",
+        b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate" * 10,
+        "gzip",
+    ),
+    "not-gzip": ("plain.jsonl.gz", jsonl(["cancelled"]), "not a gzip file"),
+    "missing": ("missing.jsonl", None, "no such file"),
+    "missing-gzip": ("missing.jsonl.gz", None, "no such file"),
+    "refused": ("secret.jsonl", "refused", "permission denied"),
+}
+
+
+ONE, JOBS = {"jobs": 1}, {"jobs": 2, "chunk_bytes": 4096}
+
+
+# Workers do not inherit this process's open: a refused open is for the one-process engine.
+@pytest.mark.parametrize(
+    ("case", "engine"),
+    [
+        (case, engine)
+        for case in BROKEN
+        for engine in (ONE, JOBS)
+        if not (case == "refused" and engine is JOBS)
+    ],
+    ids=[
+        f"{case}-{name}" for case in BROKEN for name in ("one", "jobs") if (case, name) != ("refused", "jobs")
+    ],
+)
+def test_an_input_that_cannot_be_read_is_named_beside_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, engine: dict[str, int]
+) -> None:
+    name, content, error = BROKEN[case]
+    path = tmp_path / name
+    if content == "refused":
+        path.write_bytes(jsonl(["cancelled"]))
+        refuse(monkeypatch, path, PermissionError(13, "Permission denied", str(path)))
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(jsonl(["shutdown"]))
+    report = audit([str(path), str(good)], **engine)  # type: ignore[arg-type]
+    broken, whole = report.files
+    assert broken.error is not None
+    assert error in broken.error
+    # A truncated gzip file counts the whole lines before the break, never the line the break cuts.
+    before_break = (
+        zlib.decompressobj(wbits=31).decompress(TRUNCATED).count(b"\n") if case == "truncated" else 0
     )
+    assert (broken.records, report.unparseable) == (before_break, 0)
+    assert (whole.records, whole.error) == (1, None)
 
 
-def in_chunks(data: bytes, parts: int) -> list[bytes]:
-    size = max(1, -(-len(data) // parts))
-    return [data[start : start + size] for start in range(0, len(data), size)]
+def test_gzip_is_recognised_by_content_too(tmp_path: Path) -> None:
+    path = tmp_path / "misnamed.jsonl"
+    path.write_bytes(gzip.compress(jsonl(["cancelled"])))
+    assert kinds(audit([str(path)])) == {"cancelled": 1}
 
 
-# Standard input that is non-blocking: EAGAIN before the writer has written is "nothing yet".
+@given(st.sampled_from(sorted(errno.errorcode)))
+@settings(max_examples=examples(60), deadline=None)
+def test_every_read_error_is_one_short_lowercase_phrase(code: int) -> None:
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = Path(folder) / "some.jsonl"
+        path.write_bytes(b"{}\n")
+        refuse(patch, path, OSError(code, os.strerror(code), str(path)))
+        (file,) = audit([str(path)]).files
+    phrase = file.error
+    assert phrase
+    assert phrase.isprintable()
+    assert not phrase[0].isupper()
+    assert str(path) not in phrase  # the caller names the path, once
+    if code == errno.ENOENT:
+        assert phrase == "no such file"
 
 
-@given(st.lists(KINDS, min_size=1, max_size=40), st.integers(min_value=1, max_value=4), st.booleans())
+RECORDS = '{"failure_kind": "cancelled"}\n{"failure_kind": "judge_faild"}\n'
+UTF_8_HINT = "the audit reads UTF-8: convert it with iconv -f"
+UNREAD = [
+    ("missing.jsonl", None, "no such file"),
+    ("bad.jsonl.gz", b"\x1f\x8b\x08\x00" + b"\xff" * 30, "corrupt gzip data"),
+    ("bom16.jsonl", RECORDS.encode("utf-16"), f"UTF-16 (little-endian) text; {UTF_8_HINT} UTF-16 -t UTF-8"),
+    ("be16.jsonl", RECORDS.encode("utf-16-be"), f"UTF-16 (big-endian) text; {UTF_8_HINT} UTF-16BE -t UTF-8"),
+    (
+        "le16.jsonl",
+        ("\n" + RECORDS).encode("utf-16-le"),
+        f"UTF-16 (little-endian) text; {UTF_8_HINT} UTF-16LE",
+    ),
+    ("bom32.ndjson", RECORDS.encode("utf-32"), f"UTF-32 (little-endian) text; {UTF_8_HINT} UTF-32 -t UTF-8"),
+    ("be32.jsonl", RECORDS.encode("utf-32-be"), f"UTF-32 (big-endian) text; {UTF_8_HINT} UTF-32BE -t UTF-8"),
+    ("le32.jsonl", RECORDS.encode("utf-32-le"), f"UTF-32 (little-endian) text; {UTF_8_HINT} UTF-32LE"),
+    (  # the hint decompresses first: iconv on the gzip file itself gives garbage
+        "wide.jsonl.gz",
+        gzip.compress(RECORDS.encode("utf-16")),
+        "UTF-16 (little-endian) text; the audit reads UTF-8: convert it with gzip -dc {path} | iconv -f",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "error"), UNREAD, ids=[name for name, _, _ in UNREAD])
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_an_input_that_cannot_be_read_alone_is_its_error_and_no_report(
+    tmp_path: Path, name: str, content: bytes | None, error: str, output: str
+) -> None:
+    """Missing, corrupt, or text in UTF-16 or UTF-32 (named, never counted as unparseable lines): the error
+    alone, exit 2; beside a file that can be read, the report of that file with the error on its row."""
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    error = error.format(path=path)
+    alone = run_cli("audit", "--strict", "--format", output, str(path))
+    assert (alone.returncode, alone.stdout) == (2, "")
+    assert alone.stderr.startswith(f"failure-kinds audit: {path}: {error}")
+    assert alone.stderr.count("\n") == 1
+    (tmp_path / "good.jsonl").write_text(RECORDS)
+    report = json.loads(run_cli("audit", "--format", "json", str(path), str(tmp_path / "good.jsonl")).stdout)
+    assert (report["records"], report["unparseable"], report["files"][0]["records"]) == (2, 0, 0)
+    assert report["files"][0]["error"].startswith(error)
+
+
+@pytest.mark.parametrize("engine", [{"jobs": 1}, {"jobs": 2, "chunk_bytes": 300}], ids=["one", "jobs"])
+def test_a_walk_skips_fifos_and_names_folders_it_cannot_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: dict[str, int]
+) -> None:
+    (tmp_path / "logs" / "secret").mkdir(parents=True)
+    (tmp_path / "logs" / "open").mkdir()
+    os.mkfifo(tmp_path / "logs" / "waiting.jsonl")
+    (tmp_path / "logs" / "open" / "a.jsonl").write_bytes(jsonl(["cancelled"] * 40))
+    (tmp_path / "logs" / "secret" / "b.jsonl").write_bytes(jsonl(["cancelled"]))
+    (tmp_path / "logs" / "z.jsonl").write_bytes(jsonl(["judge_faild"] * 40))
+    real_scandir = os.scandir
+    secret = str(tmp_path / "logs" / "secret")
+
+    def refusing_scandir(path: str) -> object:
+        # Permissions mean nothing to root, as CI runs, so the refusal is what scandir raises.
+        if str(path) == secret:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing_scandir)
+    report = audit([str(tmp_path / "logs")], **engine)  # type: ignore[arg-type]
+    assert [(Path(file.path).name, file.records, file.error) for file in report.files] == [
+        ("a.jsonl", 40, None),
+        ("secret", 0, "permission denied"),
+        ("z.jsonl", 40, None),
+    ]
+
+
+# Standard input, FIFOs, and what a shell hands over
+
+
+def test_stdin_is_read_and_named() -> None:
+    result = run_cli("audit", "-", "--format", "json", stdin=jsonl(["cancelled", "cancelled"]) + b"oops\n")
+    report = json.loads(result.stdout)
+    assert (report["with_kind"], report["unparseable"], report["files"][0]["path"]) == (2, 1, "<stdin>")
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(sorted(FAILURE_KINDS)),
+            st.from_regex(r"[a-z][a-z_]{2,20}", fullmatch=True),
+            st.none(),
+        ),
+        max_size=40,
+    ),
+    st.integers(min_value=1, max_value=4),
+    st.booleans(),
+)
 @settings(max_examples=examples(5), deadline=None)
 def test_audit_waits_for_a_non_blocking_stdin_whose_data_comes_later(
     values: list[str | None], parts: int, compressed: bool
 ) -> None:
-    data = records_of(values)
-    if compressed:
-        data = gzip.compress(data)
+    """EAGAIN before the writer has written is "nothing yet"; a pipe that ends without data is empty."""
+    data = jsonl(values)
+    data = gzip.compress(data) if compressed and values else data
+    size = max(1, -(-len(data) // parts))
     read_end, write_end = non_blocking_pipe()
     # The first chunk comes well after the command has started and tried to read.
-    thread = write_later(write_end, in_chunks(data, parts), pause=0.3)
+    thread = write_later(write_end, [data[start : start + size] for start in range(0, len(data), size)], 0.3)
     try:
         result = run_cli("audit", "-", "--format", "json", stdin=read_end)
     finally:
@@ -53,221 +289,366 @@ def test_audit_waits_for_a_non_blocking_stdin_whose_data_comes_later(
         os.close(read_end)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["records"] == len(values)
+    assert (report["records"], report["unparseable"]) == (len(values), 0)
     assert report["with_kind"] == sum(value is not None for value in values)
-    assert report["unparseable"] == 0
     assert [file["path"] for file in report["files"]] == ["<stdin>"]
 
 
-def test_a_non_blocking_stdin_that_ends_without_data_is_empty_not_an_error(tmp_path: Path) -> None:
-    read_end, write_end = non_blocking_pipe()
-    thread = write_later(write_end, [], pause=0.3)
-    try:
-        result = run_cli("audit", "-", "--format", "json", stdin=read_end)
-    finally:
-        thread.join()
-        os.close(read_end)
+def feed_fifo(path: Path, data: bytes) -> threading.Thread:
+    def write() -> None:
+        with path.open("wb") as fifo:
+            fifo.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_fifo_is_read_like_stdin(tmp_path: Path, compress: bool) -> None:
+    data = b"".join(jsonl(["cancelled"], n=index) for index in range(5000))
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    writer = feed_fifo(fifo, gzip.compress(data) if compress else data)
+    report = audit([str(fifo)])
+    writer.join(timeout=10)
+    assert report.failed_files == []
+    assert (report.records, report.with_kind) == (5000, 5000)
+
+
+def shell(script: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["bash", "-c", script], capture_output=True, cwd=cwd, timeout=120, check=False)
+
+
+def test_process_substitution_and_dev_stdin(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(jsonl(["cancelled"] * 1000)))
+    result = shell(f"{AUDIT} <(zcat a.jsonl.gz) /dev/stdin --format json < a.jsonl.gz", tmp_path)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["records"] == 0
-
-
-# A --field that no record has: named on stderr with the closest field the records have.
-
-ROLLOUTS = [
-    {"step": 1, "result": {"failure_kind": "cancelled", "reward": 0}},
-    {"step": 2, "result": {"failure_kind": None, "reward": 1}},
-    {"step": 3, "result": {"reward": 1}},
-]
-
-
-def write_records(path: Path, records: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return path
-
-
-def test_a_misspelled_field_is_named_with_the_one_the_records_have(tmp_path: Path) -> None:
-    log = write_records(tmp_path / "rollouts.jsonl", ROLLOUTS)
-    result = run_cli("audit", str(log), "--field", "result.failure_knd")
-    assert result.returncode == 0
-    assert result.stderr == (
-        "failure-kinds audit: note: no record has the field result.failure_knd; "
-        "did you mean result.failure_kind?\n"
-    )
-    strict = run_cli("audit", str(log), "--field", "result.failure_knd", "--strict", "--format", "json")
-    assert strict.returncode == 1
-    report = json.loads(strict.stdout)
-    assert (report["field_missing"], report["field_suggestion"]) == (True, "result.failure_kind")
-    assert (report["records"], report["without_kind"]) == (3, 3)
-
-
-def test_a_field_named_without_its_parent_suggests_the_full_path(tmp_path: Path) -> None:
-    log = write_records(tmp_path / "rollouts.jsonl", ROLLOUTS)
-    result = run_cli("audit", str(log), "--field", "failure_kind", "--strict")
-    assert result.returncode == 1
-    assert "did you mean result.failure_kind?" in result.stderr
-
-
-def test_a_field_that_holds_only_null_is_there_and_nothing_is_said(tmp_path: Path) -> None:
-    log = write_records(tmp_path / "rollouts.jsonl", [{"failure_kind": None}] * 3 + [{"other": 1}])
-    result = run_cli("audit", str(log), "--strict", "--format", "json")
-    assert (result.returncode, result.stderr) == (0, "")
     report = json.loads(result.stdout)
-    assert (report["field_missing"], report["field_suggestion"]) == (False, None)
+    assert report["records"] == 2000
+    assert [file["error"] for file in report["files"]] == [None, None]
 
 
-def test_when_nothing_is_close_the_records_fields_are_named(tmp_path: Path) -> None:
-    log = write_records(tmp_path / "rollouts.jsonl", [{"alpha": 1, "beta": {"gamma": 2}}])
-    result = run_cli("audit", str(log), "--field", "zzz")
-    assert result.stderr == (
-        "failure-kinds audit: note: no record has the field zzz; the records have alpha, beta, beta.gamma\n"
-    )
-
-
-def test_a_field_missing_from_stdin_is_found_in_what_was_read(tmp_path: Path) -> None:
-    data = "".join(json.dumps(record) + "\n" for record in ROLLOUTS)
-    result = run_cli(
-        "audit", "-", "--field", "result.failure_knd", "--strict", stdin=gzip.compress(data.encode())
-    )
-    assert result.returncode == 1
-    assert "no record has the field result.failure_knd; did you mean result.failure_kind?" in result.stderr
-
-
-def test_past_the_records_looked_at_the_note_says_how_many_were(tmp_path: Path) -> None:
-    from failure_kinds.audit.engine import PROBE_FILES, PROBE_RECORDS
-
-    records = [{"result": {"failure_kind": None}}] * 10
-    for index in range(PROBE_FILES + 5):
-        write_records(tmp_path / f"shard-{index:04}.jsonl", records)
-    many = write_records(tmp_path / "big.jsonl", [{"result": {}}] * (PROBE_RECORDS + 1))
-    result = run_cli("audit", str(many), "--field", "result.failure_knd")
-    looked_at = f"none of the {PROBE_RECORDS:,} records looked at has the field result.failure_knd, and no"
-    assert looked_at in result.stderr
-    # The records looked at are shared out among the files, so the shards after the large file, which
-    # hold the field (null), are looked at too.
-    shards = run_cli("audit", str(tmp_path), "--field", "result.failure_kind", "--strict")
-    assert (shards.returncode, shards.stderr) == (0, "")
-
-
-KEYS = st.sampled_from(["result", "failure_kind", "kind", "reward", "step", "error", "detail"])
-VALUES: st.SearchStrategy[object] = st.recursive(
-    st.one_of(st.none(), st.integers(), st.text(max_size=3)),
-    lambda children: st.dictionaries(KEYS, children, max_size=3),
-    max_leaves=6,
+@pytest.mark.parametrize(
+    ("script", "code"),
+    [
+        (f"{AUDIT} - <&-", 2),  # closed stdin
+        (f"{AUDIT} ok.jsonl >/dev/full", 2),
+        (f"{AUDIT} ok.jsonl >&-", 2),
+        (f"{AUDIT} missing.jsonl ok.jsonl --strict | true; exit ${{PIPESTATUS[0]}}", 2),
+        (f"{AUDIT} ok.jsonl --strict | head -c 1 >/dev/null; exit ${{PIPESTATUS[0]}}", 1),
+        (f"{AUDIT} ok.jsonl --strict | true; exit ${{PIPESTATUS[0]}}", 1),
+    ],
+    ids=["closed-stdin", "full-stdout", "closed-stdout", "reader-gone-unreadable", "head", "reader-gone"],
 )
-RECORDS = st.lists(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4), min_size=1, max_size=30)
-FIELDS = st.lists(
-    st.one_of(KEYS, st.sampled_from(["failure_knd", "resul", "rewards"])), min_size=1, max_size=3
+def test_the_exit_code_survives_any_output_and_errors_are_one_line(
+    tmp_path: Path, script: str, code: int
+) -> None:
+    """The exit code is the one the run earned even when the reader of its output has gone."""
+    (tmp_path / "ok.jsonl").write_bytes(
+        jsonl(["judge_faild"] * 10 + [f"bad_{index}" for index in range(5000)])
+    )
+    result = shell(script, tmp_path)
+    assert b"Traceback" not in result.stderr
+    assert result.returncode == code
+    errors = result.stderr.decode().splitlines()
+    if "missing" in script:
+        assert errors == ["failure-kinds audit: missing.jsonl: no such file"]
+    elif code == 2:
+        assert len(errors) == 1
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_any_output_encoding(tmp_path: Path, encoding: str) -> None:
+    """Values and names the output's encoding cannot show are written escaped, never refused."""
+    path = tmp_path / "caf\u00e9_\u65e5.jsonl"
+    path.write_bytes(jsonl(["caf\u00e9_\u65e5\U0001f600", 1]))
+    result = subprocess.run(
+        [*command("audit"), str(path)],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": encoding},
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert "first seen" in result.stdout.decode(encoding)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [b"new\nline.jsonl", b"\x1b[31mred.jsonl", b"not-utf8-\xff\xfe.jsonl", b"tab\tand\rreturn.jsonl"],
+    ids=["newline", "escape", "latin", "controls"],
+)
+@pytest.mark.parametrize("missing", [False, True], ids=["present", "missing"])
+def test_file_names_are_escaped(tmp_path: Path, name: bytes, missing: bool) -> None:
+    """A crafted name can neither break the output's encoding nor forge a line of it: the report has as
+    many lines as for a plain name, and no control character reaches it raw."""
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(jsonl(["cancelled"]))
+
+    def audit_named(file_name: bytes) -> subprocess.CompletedProcess[bytes]:
+        path = os.path.join(os.fsencode(tmp_path), file_name)
+        if not missing:
+            with open(path, "wb") as file:
+                file.write(jsonl(["judge_faild", 3]))
+        return subprocess.run(
+            [*command("audit"), path, str(other)],
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+            check=False,
+        )
+
+    crafted, plain = audit_named(name), audit_named(b"plain.jsonl")
+    assert b"Traceback" not in crafted.stderr
+    assert crafted.returncode == (2 if missing else 0)
+    # A longer name may wrap what follows it under it: one line either way.
+    unwrapped = [output.stdout.replace(b"\n      ", b" ").splitlines() for output in (crafted, plain)]
+    assert len(unwrapped[0]) == len(unwrapped[1])
+    assert len(crafted.stderr.splitlines()) == len(plain.stderr.splitlines()) == (1 if missing else 0)
+    for raw in (b"\x1b", b"\r", b"\t", b"\xff"):
+        assert raw not in crafted.stdout
+        assert raw not in crafted.stderr
+
+
+@pytest.mark.parametrize("field", ["a..b", ".", "a." * 50_000])
+def test_a_malformed_field_is_one_line(field: str) -> None:
+    result = run_cli("audit", "-", "--field", field, stdin=b"{}\n")
+    assert (result.returncode, len(result.stderr.splitlines())) == (2, 1)
+
+
+# URIs: read only on a Ray cluster.
+
+URIS = st.builds(
+    "{}://{}".format, st.from_regex(r"[a-z][a-z0-9+.\-]{0,10}", fullmatch=True), st.text(max_size=30)
 )
 
 
-def has(record: object, segments: list[str]) -> bool:
-    """The path is there, or a null on the way stands for it."""
-    for segment in segments:
-        if record is None:
-            return True
-        if not isinstance(record, dict) or segment not in record:
-            return False
-        record = record[segment]
-    return True
-
-
-def paths_of(record: dict[str, object], prefix: str = "") -> set[str]:
-    found: set[str] = set()
-    for key, value in record.items():
-        found.add(prefix + key)
-        if isinstance(value, dict):
-            found |= paths_of(value, f"{prefix}{key}.")
-    return found
-
-
-@given(RECORDS, FIELDS)
+@given(URIS, st.booleans())
 @settings(max_examples=examples(60), deadline=None)
-def test_the_field_is_named_missing_exactly_when_no_record_has_it(
-    records: list[dict[str, object]], segments: list[str]
-) -> None:
-    import tempfile
+def test_a_uri_without_ray_is_one_line_naming_ray(uri: str, after_a_file: bool) -> None:
+    inputs = [str(ROOT / "examples" / "rollout_failures.jsonl"), uri] if after_a_file else [uri]
+    with pytest.raises(AuditError) as raised:
+        audit(inputs)
+    assert str(raised.value).isprintable()
+    assert "URIs are read with --ray" in str(raised.value)
 
-    from failure_kinds.audit import audit
 
-    field = ".".join(segments)
-    with tempfile.TemporaryDirectory() as folder:
-        log = write_records(Path(folder) / "log.jsonl", records)
-        one = audit([str(log)], field)
-        parts = audit([str(log)], field, jobs=2, chunk_bytes=64)
-    values_there = one.with_kind or one.invalid
-    missing = not any(has(record, segments) for record in records)
-    assert one.field_missing == (missing and not values_there)
-    assert (parts.field_missing, parts.field_suggestion, parts.notes) == (
-        one.field_missing,
-        one.field_suggestion,
-        one.notes,
+def test_the_command_says_uris_need_ray_and_reads_a_local_path_that_looks_like_one(tmp_path: Path) -> None:
+    result = run_cli("audit", "s3://bucket/x")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "failure-kinds audit: error: s3://bucket/x: URIs are read with --ray (the ray extra); without it, "
+        "give local files, directories or - for stdin\n"
     )
-    if one.field_missing:
-        assert len(one.notes) == 1
-        assert field in one.notes[0]
-        if one.field_suggestion is not None:
-            assert one.field_suggestion in set().union(*map(paths_of, records))
-    else:
-        assert one.notes == []
+    (tmp_path / "s3:" / "bucket").mkdir(parents=True)
+    (tmp_path / "s3:" / "bucket" / "x.jsonl").write_bytes(jsonl(["cancelled"]))
+    result = run_cli("audit", "--strict", "--format", "json", "s3://bucket/x.jsonl", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["with_kind"] == 1
 
 
-@needs("pyarrow")
-def test_a_parquet_schema_says_which_fields_every_row_has(tmp_path: Path) -> None:
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+# A file that several inputs name is read once.
 
-    from failure_kinds.audit import audit
-
-    rows = [{"result": {"failure_kind": None, "reward": 1}, "step": index} for index in range(50)]
-    path = tmp_path / "rollouts.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=7)
-    missing = run_cli("audit", str(path), "--field", "result.failure_knd", "--strict")
-    assert missing.returncode == 1
-    assert missing.stderr == (
-        "failure-kinds audit: note: no record has the field result.failure_knd; "
-        "did you mean result.failure_kind?\n"
-    )
-    there = run_cli("audit", str(path), "--field", "result.failure_kind", "--strict")
-    assert (there.returncode, there.stderr) == (0, "")
-    # Worker processes, each reading a run of row groups: the same finding.
-    in_parts = audit([str(path)], "result.failure_knd", jobs=2, chunk_bytes=1)
-    assert (in_parts.field_missing, in_parts.field_suggestion) == (True, "result.failure_kind")
-    assert not audit([str(path)], "result.failure_kind", jobs=2, chunk_bytes=1).field_missing
-
-
-HOSTILE_KEYS = st.one_of(
-    st.text(max_size=8), st.text(min_size=190, max_size=260), st.sampled_from(["a.b", "", "\n", "\u202e"])
-)
-HOSTILE_RECORDS = st.recursive(
-    st.one_of(st.none(), st.integers(), st.text(max_size=3)),
-    lambda children: st.dictionaries(HOSTILE_KEYS, children, max_size=4),
-    max_leaves=10,
-)
-HOSTILE_LINES = st.one_of(
-    HOSTILE_RECORDS.map(lambda record: json.dumps(record).encode()),
-    st.binary(max_size=30),
-    st.just(b"[" * 100_000),
-    st.just(b"\xef\xbb\xbf{}"),
+link_plans = st.lists(
+    st.tuples(st.sampled_from(["symlink", "hardlink"]), st.integers(0, 7), st.booleans()), max_size=6
 )
 
 
-@given(st.lists(HOSTILE_LINES, min_size=1, max_size=20), st.text(min_size=1, max_size=12))
-@settings(max_examples=examples(80), deadline=None)
-def test_the_field_check_takes_any_input_and_says_one_short_escaped_line(
-    lines: list[bytes], name: str
+@PROPERTY
+@given(st.lists(kind_lists, min_size=1, max_size=8), link_plans, st.lists(st.integers(0, 40), max_size=6))
+def test_every_file_is_counted_once_however_many_inputs_name_it(
+    tmp_path: Path, files: list[list[str]], links: list[tuple[str, int, bool]], extra: list[int]
 ) -> None:
-    import tempfile
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))  # one per example: hypothesis shares tmp_path
+    (folder / "nested").mkdir()
+    paths = [folder / f"shard-{index:02d}.jsonl" for index in range(len(files))]
+    for path, values in zip(paths, files, strict=True):
+        path.write_bytes(jsonl(values))
+    names = [str(path) for path in paths]
+    for number, (how, target, nested) in enumerate(links):
+        link = folder / ("nested" if nested else "") / f"link-{number}.jsonl"
+        target_path = paths[target % len(paths)]
+        if how == "symlink":
+            link.symlink_to(os.path.relpath(target_path, link.parent))
+        else:
+            os.link(target_path, link)
+        names.append(str(link))
+    # The directory, then some of the names again: a file given beside the directory that holds it.
+    inputs = [str(folder), *(names[index % len(names)] for index in extra)]
+    repeated = len(links) + len(extra)
+    report = audit(inputs, jobs=1)
+    assert report.records == sum(map(len, files))
+    assert len({os.stat(file.path).st_ino for file in report.files}) == len(report.files) == len(paths)
+    inputs_name = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
+    assert report.notes == (
+        [f"{inputs_name} a file already read; each file is read once"] if repeated else []
+    )
 
-    from failure_kinds.audit import AuditError, audit
 
-    with tempfile.TemporaryDirectory() as folder:
-        log = Path(folder) / "log.jsonl"
-        log.write_bytes(b"\n".join(lines) + b"\n")
-        try:
-            report = audit([str(log)], name.replace(".", "_") or "x")
-        except AuditError:
-            return
-    for note in report.notes:
-        assert note.isprintable()
-        assert len(note) < 1_500
-    assert report.field_missing == bool(report.notes)
+def test_a_link_beside_its_target_is_read_once_and_said_once_in_every_engine(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "run-1.jsonl").write_bytes(jsonl(["agent_timeout", "judge_faild"]))
+    (logs / "latest.jsonl").symlink_to("run-1.jsonl")
+    (logs / "hard.jsonl").hardlink_to(logs / "run-1.jsonl")
+    for arguments in (["logs"], ["logs/run-1.jsonl", "logs/run-1.jsonl"], ["--jobs", "2", "logs", "logs"]):
+        result = run_cli("audit", "--format", "json", *arguments, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        # The first name in sorted order is the one read.
+        first = "logs/run-1.jsonl" if arguments[0] == "logs/run-1.jsonl" else "logs/hard.jsonl"
+        assert (report["records"], report["files"][0]["path"]) == (2, first)
+        assert result.stderr.count("each file is read once") == 1
+        assert result.stderr.startswith("failure-kinds audit: note: ")
+    # stdin and a path that cannot be looked at are never taken for a file already read.
+    result = run_cli(
+        "audit", "--format", "json", "-", "gone.jsonl", "gone.jsonl", cwd=tmp_path, stdin=b"{}\n"
+    )
+    assert [file["path"] for file in json.loads(result.stdout)["files"]] == [
+        "<stdin>",
+        "gone.jsonl",
+        "gone.jsonl",
+    ]
+
+
+def test_thousands_of_shards_each_linked_once_are_each_read_once(tmp_path: Path) -> None:
+    for index in range(2000):
+        (tmp_path / f"shard-{index:05d}.jsonl").write_bytes(jsonl([KINDS[index % 4]]))
+        (tmp_path / f"alias-{index:05d}.jsonl").symlink_to(f"shard-{index:05d}.jsonl")
+    report = audit([str(tmp_path)], jobs=1)
+    assert (report.records, len(report.files)) == (2000, 2000)
+    assert report.notes == ["2,000 inputs name a file already read; each file is read once"]
+    assert all(Path(file.path).name.startswith("alias-") for file in report.files)  # first in sorted order
+
+
+# A file changed while it is read is named, never counted as if it were whole.
+
+
+@PROPERTY
+@given(st.lists(kind_lists, min_size=1, max_size=4), st.data(), st.sampled_from(CHANGES))
+def test_a_file_changed_during_a_one_process_read_is_named_and_the_others_are_not(
+    tmp_path: Path, files: list[list[str]], data: st.DataObject, change: str
+) -> None:
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    paths = [folder / f"{index:02d}.jsonl" for index in range(len(files))]
+    for path, values in zip(paths, files, strict=True):
+        path.write_bytes(jsonl(values, n=1))
+    target = data.draw(st.integers(0, len(files) - 1))
+    with pytest.MonkeyPatch.context() as patch:
+        hook_here(patch, folder, paths[target], [1], change)  # as it is opened, before a byte is read
+        report = audit([str(folder)], jobs=1)
+    assert [file.error for file in report.files] == [
+        changed(change) if index == target else None for index in range(len(files))
+    ]
+    for index, file in enumerate(report.files):
+        if index != target:
+            assert file.records == len(files[index])
+
+
+def test_unchanged_inputs_are_never_named_changed(tmp_path: Path) -> None:
+    """Many files, stdin and a FIFO: nothing changes, so nothing is named, and every record counts."""
+    for index in range(300):
+        (tmp_path / f"shard-{index:04d}.jsonl").write_bytes(jsonl([KINDS[index % 4]] * (index % 7 + 1)))
+    report = audit([str(tmp_path)], jobs=1)
+    assert [file.error for file in report.files] == [None] * 300
+    assert report.records == sum(index % 7 + 1 for index in range(300))
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    writer = feed_fifo(fifo, jsonl(["cancelled"] * 5))
+    result = run_cli("audit", "--jobs", "1", "--format", "json", str(fifo), "-", stdin=jsonl(["cancelled"]))
+    writer.join(timeout=60)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [(file["records"], file["error"]) for file in json.loads(result.stdout)["files"]] == [
+        (5, None),
+        (1, None),
+    ]
+
+
+@pytest.mark.parametrize("jobs", [["--jobs", "1"], []])
+@pytest.mark.parametrize("change", CHANGES)
+def test_the_command_names_a_file_changed_in_one_process_and_exits_2(
+    tmp_path: Path, jobs: list[str], change: str
+) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(jsonl(["cancelled"] * 2000))
+    result = run_cli("audit", *jobs, str(path), env=on_open(tmp_path, path, [1], change))
+    assert result.returncode == 2
+    assert result.stderr == f"failure-kinds audit: {path}: {changed(change)}\n"
+    assert "swapped_in_kind" not in result.stdout
+
+
+# Parquet without pyarrow: an input that cannot be read, beside the JSON Lines that are audited.
+
+NEEDS_PYARROW = (
+    "needs pyarrow: install the parquet extra (pip install '.[parquet]' in a clone of failure-kinds)"
+)
+
+
+def but_files(report: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in report.items() if key != "files"}
+
+
+def test_a_directory_with_parquet_audits_its_json_lines_without_pyarrow(tmp_path: Path) -> None:
+    env = without_pyarrow(tmp_path)
+    result = run_cli("audit", "examples", "--format", "json", env=env)
+    assert result.returncode == 2
+    assert result.stderr.endswith(
+        f"failure-kinds audit: examples/rollout_failures.parquet: {NEEDS_PYARROW}\n"
+    )
+    report = json.loads(result.stdout)
+    failed = [file for file in report["files"] if file["error"] is not None]
+    assert failed == [{"path": "examples/rollout_failures.parquet", "records": 0, "error": NEEDS_PYARROW}]
+    lines = [file["path"] for file in report["files"] if file["error"] is None]
+    assert lines
+    assert all(path.endswith(".jsonl") for path in lines)
+    alone = run_cli("audit", *lines, "--format", "json")
+    assert alone.returncode == 0, alone.stderr
+    assert but_files(report) == but_files(json.loads(alone.stdout))
+    assert report["with_kind"] > 300
+    text = run_cli("audit", "examples", env=env)
+    assert text.returncode == 2
+    row = rf"examples/rollout_failures\.parquet 0 records,? error: {re.escape(NEEDS_PYARROW)}"
+    assert re.search(row, " ".join(text.stdout.split()))  # the error wraps under its row
+    example = str(ROOT / "examples" / "rollout_failures.parquet")
+    alone_result = run_cli("audit", "--strict", example, env=env)
+    assert (alone_result.returncode, alone_result.stdout) == (2, "")
+    assert alone_result.stderr == f"failure-kinds audit: {example}: {NEEDS_PYARROW}\n"
+
+
+def test_many_shards_and_parquet_files_without_pyarrow_in_every_engine(tmp_path: Path) -> None:
+    generator = random.Random(20)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    kinds = ["cancelled", "judge_faild", "swe_env:patch_apply_failed", "peer_drop", None]
+    for index in range(150):
+        (folder / f"shard-{index:04}.jsonl").write_bytes(
+            b"".join(jsonl([generator.choice(kinds)], step=step) for step in range(40))
+        )
+    tables = [folder / f"shard-{index:04}.parquet" for index in range(0, 150, 5)]
+    for table in tables:
+        table.write_bytes(generator.randbytes(generator.randrange(0, 3_000)))
+    shutil.copy(ROOT / "examples" / "rollout_failures.parquet", folder / "real.parquet")
+    tables.append(folder / "real.parquet")
+    code = (
+        "import json, sys\n"
+        "from failure_kinds.audit import audit, render_json\n"
+        "one = render_json(audit([sys.argv[1]], jobs=1))\n"
+        "parts = render_json(audit([sys.argv[1]], jobs=2, chunk_bytes=1))\n"
+        "print(json.dumps([one, parts]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(folder)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **without_pyarrow(tmp_path)},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    one, parts = json.loads(result.stdout)
+    assert one == parts
+    report = json.loads(one)
+    failed = {file["path"]: file["error"] for file in report["files"] if file["error"] is not None}
+    assert failed == {str(table): NEEDS_PYARROW for table in tables}
+    lines = sorted(str(path) for path in folder.glob("*.jsonl"))
+    assert but_files(report) == but_files(json.loads(render_json(audit(lines))))
+    assert report["records"] == 150 * 40

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import random
 import re
 import subprocess
 import sys
@@ -18,15 +20,17 @@ pytest.importorskip("pyarrow")
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
-from audit_support import run_here
+from audit_support import CONSTANTS, changed, hooked
 from helpers import examples, run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import failure_kinds.audit.parquet as parquet_module
-from failure_kinds.audit import audit, expand_inputs, render_json, settings_for
-from failure_kinds.audit.engine import check_objects
-from failure_kinds.audit.tasks import audit_tasks, plan
+from failure_kinds.audit import audit, render_json
+
+# A run of row groups is a task of its own only past millions of rows, and a batch holds 65,536 rows:
+# small tables meet those cuts with these constants set (the one private name the tests set for Parquet).
+RUNS = "failure_kinds.audit.parquet.TASK_ROWS"
+BATCH_ROWS = "failure_kinds.audit.parquet.BATCH_ROWS"
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "rollout_failures.parquet"
@@ -68,34 +72,49 @@ def write_both(
     ),
     row_group_size=st.integers(min_value=1, max_value=25),
     batch_rows=st.integers(min_value=1, max_value=9),
-    task_rows=st.integers(min_value=1, max_value=30),
     distinct_limit=st.integers(min_value=1, max_value=4),
     dictionary=st.booleans(),
 )
 def test_rows_count_as_the_same_json_lines_would(
-    values: list[object],
-    row_group_size: int,
-    batch_rows: int,
-    task_rows: int,
-    distinct_limit: int,
-    dictionary: bool,
+    values: list[object], row_group_size: int, batch_rows: int, distinct_limit: int, dictionary: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parquet_module, "BATCH_ROWS", batch_rows)
-        patch.setattr(parquet_module, "TASK_ROWS", task_rows)
+        patch.setattr(BATCH_ROWS, batch_rows)
         kind = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
         parquet_path, lines_path = write_both(Path(folder), values, row_group_size, kind)
         expected = render_json(audit([str(lines_path)], distinct_limit=distinct_limit))
-        caps = settings_for("failure_kind", distinct_limit=distinct_limit)
-        serial = render_json(audit([str(parquet_path)], jobs=1, distinct_limit=distinct_limit))
-        tasks = plan(expand_inputs([str(parquet_path)], []), 2, 1)
-        if len(values) > task_rows + row_group_size:
-            assert len(tasks) > 1  # runs of row groups, the later ones continuing the file
-        report = audit_tasks(tasks, caps, run_here, None).report()
-        check_objects(report, caps)  # what the entry point adds when no row was read at all
-        in_runs = render_json(report)
-    assert as_lines(serial) == expected
-    assert as_lines(in_runs) == expected
+        assert (
+            as_lines(render_json(audit([str(parquet_path)], jobs=1, distinct_limit=distinct_limit)))
+            == expected
+        )
+
+
+IN_RUNS = """
+import json, sys
+from failure_kinds.audit import audit, render_json
+reports = [render_json(audit([path], jobs=2, chunk_bytes=1, distinct_limit=3)) for path in sys.argv[1:]]
+print(json.dumps(reports))
+"""
+
+
+def test_runs_of_row_groups_read_by_workers_count_as_the_same_json_lines_would(tmp_path: Path) -> None:
+    """Later runs continue the file: physical rows, first sightings and the pinned pass hold across them."""
+    chooser = random.Random(5)
+    expected, paths = [], []
+    for number in range(12):
+        values = [
+            chooser.choice([None, *KINDS, "ab", "b:a", f"v{number}"]) for _ in range(chooser.randrange(60))
+        ]
+        kind = pa.dictionary(pa.int32(), pa.string()) if number % 2 else pa.string()
+        (tmp_path / str(number)).mkdir()
+        parquet_path, lines_path = write_both(tmp_path / str(number), values, chooser.randrange(1, 12), kind)
+        expected.append(render_json(audit([str(lines_path)], distinct_limit=3)))
+        paths.append(str(parquet_path))
+    environment = {**os.environ, **hooked(tmp_path), CONSTANTS: f"{RUNS}=7,{BATCH_ROWS}=3"}
+    run = [sys.executable, "-c", IN_RUNS, *paths]
+    result = subprocess.run(run, capture_output=True, text=True, env=environment, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert [as_lines(report) for report in json.loads(result.stdout)] == expected
 
 
 @pytest.mark.parametrize(
@@ -436,3 +455,54 @@ def test_a_column_named_like_a_struct_path_is_not_read_for_it(tmp_path: Path) ->
         "cancelled": f"{path}:row 1",
         "transport_timeout": f"{path}:row 3",
     }
+
+
+def test_a_parquet_file_replaced_while_it_is_read_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each time pyarrow opens the file (to plan, to read), another job puts a new file in its place."""
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"failure_kind": ["cancelled"] * 40}), path, row_group_size=10)
+    opened = pq.ParquetFile
+
+    def replacing(*arguments: Any, **options: Any) -> Any:
+        file = opened(*arguments, **options)
+        pq.write_table(pa.table({"failure_kind": ["swapped_in_kind"] * 9}), tmp_path / "new.parquet")
+        os.replace(tmp_path / "new.parquet", path)
+        return file
+
+    monkeypatch.setattr(pq, "ParquetFile", replacing)
+    report = audit([str(path)], jobs=1)
+    assert [file.error for file in report.files] == [changed("replaced")]
+    assert "swapped_in_kind" not in {row.value for row in report.kinds}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_missing_parquet_file_is_no_such_file_in_every_engine(tmp_path: Path, jobs: int) -> None:
+    present = tmp_path / "present.jsonl"
+    present.write_text('{"failure_kind": "cancelled"}\n' * 3)
+    report = audit([str(present), str(tmp_path / "gone.parquet")], jobs=jobs, chunk_bytes=1)
+    assert [(file.records, file.error) for file in report.files] == [(3, None), (0, "no such file")]
+
+
+def test_a_parquet_schema_says_which_fields_every_row_has(tmp_path: Path) -> None:
+    rows = [{"result": {"failure_kind": None, "reward": 1}, "step": index} for index in range(50)]
+    path = tmp_path / "rollouts.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=7)
+    missing = cli(str(path), "--field", "result.failure_knd", "--strict")
+    assert missing.returncode == 1
+    assert missing.stderr == (
+        "failure-kinds audit: note: no record has the field result.failure_knd; "
+        "did you mean result.failure_kind?\n"
+    )
+    there = cli(str(path), "--field", "result.failure_kind", "--strict")
+    assert (there.returncode, there.stderr) == (0, "")
+    # Worker processes, each reading a run of row groups: the same finding.
+    in_parts = audit([str(path)], "result.failure_knd", jobs=2, chunk_bytes=1)
+    assert (in_parts.field_missing, in_parts.field_suggestion) == (True, "result.failure_kind")
+    assert not audit([str(path)], "result.failure_kind", jobs=2, chunk_bytes=1).field_missing
+    # A column whose name holds the dots of the field is no field the gate can see.
+    pq.write_table(pa.table({"r.failure_kind": ["agent_timeout", "x"]}), tmp_path / "dotted.parquet")
+    result = cli(str(tmp_path / "dotted.parquet"), "--strict", "--field", "r.failure_kind")
+    assert result.returncode == 1
+    assert 'a key "r.failure_kind" containing dots' in result.stderr

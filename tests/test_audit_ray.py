@@ -10,11 +10,12 @@ import os
 import pty
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from audit_support import many_shards, read_terminal
+from audit_support import change_file, changed, jsonl, many_shards, read_terminal
 
 pytest.importorskip("ray")
 pytest.importorskip("pyarrow")
@@ -25,7 +26,6 @@ import ray
 from helpers import command, run_cli
 
 from failure_kinds.audit import audit, render_json
-from failure_kinds.audit.engine import looks_like_address
 
 # One worker under pytest-xdist runs the whole module, so the Ray instance starts once, not per worker.
 pytestmark = pytest.mark.xdist_group("ray")
@@ -174,27 +174,42 @@ def test_ray_refuses_stdin_in_one_line() -> None:
     assert "stdin" in result.stderr
 
 
-@pytest.mark.parametrize(
-    ("value", "address"),
-    [
-        ("auto", True),
-        ("ray://head:10001", True),
-        ("10.0.0.5:6379", True),
-        ("logs/", False),
-        ("day1.jsonl", False),
-    ],
-)
-def test_a_ray_value_that_is_not_an_address_is_a_path(value: str, address: bool) -> None:
-    assert looks_like_address(value) is address
+@pytest.mark.parametrize("first", ["logs/", "h:1"])
+def test_a_ray_value_that_is_not_an_address_is_the_first_path(
+    cluster: str, tmp_path: Path, first: str
+) -> None:
+    """A directory, or a file whose name looks like HOST:PORT: the first path, never an address to reach
+    (a relative path is read where the tasks run, which need not be here)."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_bytes(jsonl(["cancelled"]))
+    (tmp_path / "h:1").write_bytes(jsonl(["judge_faild"]))
+    logs = f"{tmp_path}/logs/"
+    arguments = [logs, str(tmp_path / "h:1")] if first == "logs/" else ["h:1", logs]
+    result = run_cli(
+        "audit", "--ray", *arguments, "--format", "json", cwd=tmp_path, env={"RAY_ADDRESS": cluster}
+    )
+    assert "cannot" not in result.stderr.replace("no such file", "")
+    files = [file["path"] for file in json.loads(result.stdout)["files"]]
+    assert files == (
+        [f"{logs}a.jsonl", str(tmp_path / "h:1")] if first == "logs/" else ["h:1", f"{logs}a.jsonl"]
+    )
 
 
-def test_an_address_that_does_not_answer_is_one_line_at_once(tmp_path: Path) -> None:
+def test_auto_is_the_cluster_this_machine_belongs_to(cluster: str, tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(jsonl(["cancelled"]))
+    result = run_cli("audit", "--ray", "auto", str(tmp_path / "a.jsonl"), "--format", "json")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["records"] == 1
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
+def test_an_address_that_does_not_answer_is_one_line_at_once(tmp_path: Path, address: str) -> None:
     (tmp_path / "a.jsonl").write_text('{"failure_kind": "cancelled"}\n')
-    result = run_cli("audit", "--ray", "127.0.0.1:1", str(tmp_path))
+    result = run_cli("audit", "--ray", address, str(tmp_path))
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "failure-kinds audit: error: --ray 127.0.0.1:1: cannot reach 127.0.0.1:1 (Connection refused)"
+        f"failure-kinds audit: error: --ray {address}: cannot reach 127.0.0.1:1 (Connection refused)"
     ]
 
 
@@ -218,3 +233,51 @@ def test_a_uri_pyarrow_cannot_open_is_one_escaped_line() -> None:
     assert result.stderr.count("\n") == 1
     assert "\x1b" not in result.stderr
     assert "not a URI pyarrow can open" in result.stderr
+
+
+def test_ray_reads_an_object_that_several_uris_name_once(cluster: str, tmp_path: Path) -> None:
+    for index in range(30):
+        (tmp_path / f"shard-{index:02d}.jsonl").write_bytes(jsonl(["cancelled"] * (index + 1)))
+    uri = f"file://{tmp_path}"
+    inputs = [
+        uri,
+        f"{uri}/shard-03.jsonl",
+        str(tmp_path / "shard-04.jsonl"),
+        str(tmp_path),
+        f"{uri}/shard-03.jsonl",
+    ]
+    report = audit(inputs, ray="", chunk_bytes=1 << 20)
+    # The URIs' 30 objects, then the local files, the one given alone first (a URI and a path are not
+    # compared: a remote object has no inode).
+    assert [file.path for file in report.files] == [
+        *(f"{uri}/shard-{index:02d}.jsonl" for index in range(30)),
+        str(tmp_path / "shard-04.jsonl"),
+        *(str(tmp_path / f"shard-{index:02d}.jsonl") for index in range(30) if index != 4),
+    ]
+    assert report.notes == ["3 inputs name a file already read; each file is read once"]
+    assert report.records == 2 * sum(range(1, 31))
+
+
+@pytest.mark.parametrize("change", ["truncated", "grown", "rewritten"])
+def test_a_remote_file_changed_while_the_cluster_reads_it_is_named(
+    cluster: str, tmp_path: Path, change: str
+) -> None:
+    """A file:// URI, read through pyarrow's filesystem where the tasks run, that another job changes over
+    and over: its size and modification time differ from the plan's, so it is named, never counted whole."""
+    path = tmp_path / "day1.jsonl"
+    path.write_bytes(jsonl(["sesion_lost"] * 400, n=1))
+    stop = threading.Event()
+
+    def keep_changing() -> None:
+        while not stop.wait(0.002):
+            change_file(str(path), change)
+
+    changer = threading.Thread(target=keep_changing)
+    changer.start()
+    try:
+        report = audit([f"file://{path}"], ray="", chunk_bytes=2048)
+    finally:
+        stop.set()
+        changer.join()
+    assert [file.error for file in report.files] == [changed(change)]
+    assert "appended_kind" not in {row.value for row in report.kinds}
