@@ -18,6 +18,7 @@ Python only. The table in docs/typing.md of which tool catches which mistake is 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import shutil
@@ -146,33 +147,27 @@ def checker_errors(checker: str, folder: Path, python: Path, files: list[str], v
     }
 
 
-@pytest.fixture(scope="module")
-def reports_by_version() -> dict[str, dict[str, set[Line]]]:
-    return {}
+@functools.cache
+def checkers_on(cases: Path, python: Path, version: str) -> dict[str, set[Line]]:
+    """What each checker reports on the case folder as code for ``version``: each runs once, two at a
+    time."""
+    files = sorted(path.name for path in cases.glob("*.py"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            checker: pool.submit(checker_errors, checker, cases, python, files, version)
+            for checker in CHECKERS
+        }
+        return {checker: future.result() for checker, future in futures.items()}
 
 
 @pytest.fixture
-def reports(
-    reports_by_version: dict[str, dict[str, set[Line]]],
-    cases: Path,
-    wheel_install: WheelInstall,
-    version: str,
-) -> dict[str, set[Line]]:
-    """What each checker reports on the case folder as code for ``version``: each runs once, two at a
-    time, and `failure-kinds lint` on the fail files, with the cases' declared namespace."""
-    if version not in reports_by_version:
-        files = sorted(path.name for path in cases.glob("*.py"))
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {
-                checker: pool.submit(checker_errors, checker, cases, wheel_install.python, files, version)
-                for checker in CHECKERS
-            }
-            reports_by_version[version] = {checker: future.result() for checker, future in futures.items()}
-    return reports_by_version[version]
+def reports(cases: Path, wheel_install: WheelInstall, version: str) -> dict[str, set[Line]]:
+    return checkers_on(cases, wheel_install.python, version)
 
 
 @pytest.fixture(scope="module")
 def lint_report(cases: Path, wheel_install: WheelInstall) -> set[Line]:
+    """What `failure-kinds lint` reports on the fail files, with the cases' declared namespace."""
     lint = ["lint", "--format", "json", "--config", "declaration/pyproject.toml", *FAILING]
     result = subprocess.run(
         [wheel_install.python, "-m", "failure_kinds", *lint], cwd=cases, capture_output=True, text=True
