@@ -21,7 +21,7 @@ from .settings import (
     REGISTERED,
     UNDECLARED,
     UNREGISTERED,
-    shorten,
+    cut_names,
     shown_value,
     spill,
 )
@@ -494,26 +494,6 @@ class Report:
 CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
-def names(settings: AuditSettings) -> Callable[[str], str | None]:
-    """The name a kept key of a registered, aliased or older label stands for. Such a name longer than the
-    value cut is kept under its cut key, so the cut keys of every known name are made once, when first
-    needed (a partial read back holds no other cut key in those categories, see ``wire``)."""
-    limit = settings.value_chars
-    cut: dict[str, str] = {}
-
-    def name_of(key: str) -> str | None:
-        if len(key) <= limit:
-            return key
-        if not cut:
-            from failure_kinds.history import OLDER_LABELS
-
-            for name in (*failure_kinds.FAILURE_KINDS, *OLDER_LABELS, *settings.aliases):
-                cut[shorten(name, limit)] = name
-        return cut.get(key)
-
-    return name_of
-
-
 def kind_rows(
     values: Tally, settings: AuditSettings, location: Callable[[Location], str | None]
 ) -> list[KindRow]:
@@ -522,7 +502,11 @@ def kind_rows(
     from failure_kinds.history import older_label
 
     overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
-    name_of = names(settings)
+    limit, cut = settings.value_chars, cut_names(settings)
+
+    def name_of(key: str) -> str | None:  # a kept key longer than the cut is some name's cut key
+        return key if len(key) <= limit else cut.get(key, (None, None))[0]
+
     rows: list[KindRow] = []
     for key, count in values.counts.items():
         category = values.categories[key]

@@ -8,6 +8,7 @@ older label overrides the replacement the vocabulary gives it (see ``failure_kin
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
@@ -135,19 +136,25 @@ def key_problem(settings: AuditSettings, key: str, category: str, server: bool) 
     if len(key) <= limit:
         expected = settings.category(key)
         return None if category == expected else (2, f"{shown(key, 80)} is {expected}, not {category}")
-    import failure_kinds
-    from failure_kinds.history import OLDER_LABELS
-
-    cut = {shorten(name, limit): REGISTERED for name in failure_kinds.FAILURE_KINDS}
-    cut.update((shorten(name, limit), LEGACY) for name in OLDER_LABELS)
-    cut.update((shorten(name, limit), ALIASED) for name in settings.aliases)
-    named = cut.get(key)
+    named = cut_names(settings).get(key, (None, None))[1]
     if named is not None and category != named:
         return 2, f"the key of a cut value is {named}, not {category}"
     if named is None and category in (REGISTERED, LEGACY, ALIASED):
         what = "older label" if category == LEGACY else f"{category} kind"
         return 2, f"a cut value that is no {what} is counted as one"
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
+    """The cut key (see ``shorten``) of every registered kind, older label and alias -> the name and its
+    category (an alias over an older label): the only cut keys those categories can hold."""
+    from failure_kinds.history import OLDER_LABELS
+
+    cut = {shorten(name, settings.value_chars): (name, REGISTERED) for name in failure_kinds.FAILURE_KINDS}
+    cut.update((shorten(name, settings.value_chars), (name, LEGACY)) for name in OLDER_LABELS)
+    cut.update((shorten(name, settings.value_chars), (name, ALIASED)) for name in settings.aliases)
+    return cut
 
 
 Location = tuple[int, int]  # (index into a partial's files, line or row in that file part, from 1)

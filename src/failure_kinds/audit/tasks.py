@@ -294,7 +294,7 @@ def _read(
     if heads is not None and task.kind == STREAM:
         data.head = heads.setdefault(task.display, bytearray())
     count_input(partial, data, None if task.stop is None else task.stop - task.start, progress)
-    _check_after(partial, task, files, path)
+    _changed(partial, task, files, path)
 
 
 def _read_parquet(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> None:
@@ -302,20 +302,18 @@ def _read_parquet(partial: PartialReport, task: Task, files: LocalFiles, path: s
     after, so a replaced file is caught even when the swap falls between a check and the open."""
     from .parquet import add_parquet
 
-    change = None if task.identity is None else files.change(path, task.identity)
-    if change is not None:
-        partial.add_error(changed_error(change))
-        return
-    add_parquet(partial, path, task.start, task.stop, files.filesystem)
-    _check_after(partial, task, files, path)
+    if not _changed(partial, task, files, path):
+        add_parquet(partial, path, task.start, task.stop, files.filesystem)
+        _changed(partial, task, files, path)
 
 
-def _check_after(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> None:
+def _changed(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> bool:
     """Name the file as changed when the path no longer names the planned file, unchanged (the first
     error of a file is kept: a read that failed says why)."""
     change = None if task.identity is None else files.change(path, task.identity)
     if change is not None:
         partial.add_error(changed_error(change))
+    return change is not None
 
 
 def count_input(
