@@ -132,13 +132,10 @@ def declare(text: str, declared: "set[str]") -> None:
             return
         DECLARED[text] = after
         # Values of this server cached or labelled while it declared nothing lose both unless declared now.
-        for value in [value for value in SILENT if isinstance(value, str) and value.startswith(prefix)]:
-            if value[len(prefix) :] not in after:
-                SILENT.discard(value)
-        for value in [value for value in LABELS if isinstance(value, str) and value.startswith(prefix)]:
-            if value[len(prefix) :] not in after:
-                del LABELS[value]
-                labelled_namespaced -= 1
+        stale = {value for value in (*SILENT, *LABELS) if isinstance(value, str) and value.startswith(prefix)}
+        stale = {value for value in stale if value[len(prefix) :] not in after}
+        SILENT.difference_update(stale)
+        labelled_namespaced -= sum(LABELS.pop(value, None) is not None for value in stale)
         for kind in after if before is None else after - before:
             full = prefix + kind
             if full not in SILENT:
