@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     # Constrained, so a dict display's values come back as expressions and a pattern's as patterns.
     _Entry = TypeVar("_Entry", ast.expr, ast.pattern)
 
-CHECKED_FUNCTIONS: Final = frozenset(
-    {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
-)
+CHECKED_FUNCTIONS: Final = {"validate_failure_kind", "metric_label", "is_registered", "is_namespaced"}
 PACKAGE: Final = "failure_kinds"
 ENUM: Final = "FailureKind"
 # Mapping methods whose second argument is the value a missing field stands for.
@@ -210,21 +208,17 @@ class _Walk(ast.NodeVisitor):
         for value in self.under_fields(node.keys, node.values):
             self.found.extend(self.strings(value))
 
-    def visit_Compare(self, node: ast.Compare) -> None:
-        self.later.append(node)
-        if any(isinstance(operator, _READING) for operator in node.ops):
-            self.mark_compared([node.left, *node.comparators])
-
-    def visit_match_case(self, node: ast.match_case) -> None:
-        self.mark_compared([node.pattern])
-
-    def mark_compared(self, roots: list[ast.AST]) -> None:
-        for root in roots:
-            for child in ast.walk(root):
+    def visit_Compare(self, node: ast.Compare | ast.match_case) -> None:
+        if isinstance(node, ast.match_case) or any(isinstance(operator, _READING) for operator in node.ops):
+            for child in ast.walk(node.pattern if isinstance(node, ast.match_case) else node):
                 if isinstance(child, ast.Constant):
                     self.compared.add(child)
                 elif isinstance(child, ast.Name) and child.id in self.constants:
                     self.compared.add(self.constants[child.id])
+        if isinstance(node, ast.Compare):
+            self.later.append(node)
+
+    visit_match_case = visit_Compare
 
     def visit_BoolOp(self, node: ast.BoolOp | ast.Match) -> None:
         self.later.append(node)

@@ -118,24 +118,21 @@ def read_error(error: OSError) -> str:
     return describe_read_error(error)
 
 
-def source_files(paths: Sequence[str], problems: list[str], pruned: list[str]) -> Iterator[str]:
-    """Files as given; directories as their source files, sorted, not entering a hidden or skipped
-    directory or a link (added to ``pruned``); a directory that cannot be listed goes to ``problems``."""
+def source_files(path: str, problems: list[str], pruned: list[str]) -> Iterator[str]:
+    """A file as given; a directory's source files, sorted, not entering a hidden or skipped directory or
+    a link (each added to ``pruned``); a directory that cannot be listed goes to ``problems``."""
+    if not os.path.isdir(path):
+        yield path
+        return
 
     def note(error: OSError) -> None:
         problems.append(f"{plain(str(error.filename), PATH_LIMIT)}: {read_error(error)}")
 
-    for path in paths:
-        if not os.path.isdir(path):
-            yield path
-            continue
-        for folder, directories, names in os.walk(path, onerror=note):
-            left = sorted(name for name in directories if _skipped(os.path.join(folder, name)))
-            pruned += (os.path.join(folder, name) for name in left)
-            directories[:] = sorted(set(directories) - set(left))
-            yield from (
-                os.path.join(folder, name) for name in sorted(names) if name.endswith(SOURCE_SUFFIXES)
-            )
+    for folder, directories, names in os.walk(path, onerror=note):
+        left = sorted(name for name in directories if _skipped(os.path.join(folder, name)))
+        pruned += (os.path.join(folder, name) for name in left)
+        directories[:] = sorted(set(directories) - set(left))
+        yield from (os.path.join(folder, name) for name in sorted(names) if name.endswith(SOURCE_SUFFIXES))
 
 
 def _skipped(directory: str) -> bool:
@@ -190,7 +187,7 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
     for path in paths:
         walked = os.path.isdir(path)
         found = 0
-        for file_path in source_files([path], unreadable, pruned):
+        for file_path in source_files(path, unreadable, pruned):
             found += 1
             try:
                 source = read_source(file_path, walked=walked, seen=seen)
@@ -230,11 +227,7 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
 
 class Checker:
     def __init__(
-        self,
-        fields: Sequence[str] = DEFAULT_FIELDS,
-        namespaces: Declared = None,
-        *,
-        unsafe_fixes: bool = False,
+        self, fields: Sequence[str] = DEFAULT_FIELDS, namespaces: Declared = None, unsafe_fixes: bool = False
     ) -> None:
         """``unsafe_fixes`` gives a fix to older labels that code reads a kind against too."""
         self.fields = frozenset(fields)
