@@ -11,6 +11,7 @@ an absent field from a null one, so the start of the first inputs is looked at a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -369,19 +370,16 @@ _BOM: Final = b"\xef\xbb\xbf"
 
 @dataclass
 class Probe:
-    """What the start of the input says of the field."""
+    """What the start of the input says of the field: whether some record looked at has it (null
+    included; or a Parquet schema does), the records looked at and how many were objects (a Parquet
+    file's rows all count), the dotted field paths they have in the order first seen, and the first key
+    holding a dot (``"response.failure_kind"``), which --field cannot name."""
 
     present: bool = False
-    """Some record looked at has the field (null included), or a Parquet schema does."""
     records: int = 0
-    """Records looked at (a Parquet file's rows all count: its schema is theirs)."""
     objects: int = 0
-    """Of those, the JSON objects (and Parquet rows): the records that could have held the field."""
-    paths: dict[str, None] | None = None
-    """The dotted field paths the records have, in the order first seen."""
+    paths: dict[str, None] = dataclasses.field(default_factory=dict[str, None])
     dotted: str | None = None
-    """The first key looked at that holds a dot (a flattened ``"response.failure_kind"``): --field
-    cannot name it, since a dot separates levels, so the note names it instead."""
 
 
 def check_field(
@@ -401,7 +399,7 @@ def check_field(
     from failure_kinds._display import escaped, plain
 
     report.field_missing = True
-    report.field_suggestion = closest_path(settings.field, list(probe.paths or ()))
+    report.field_suggestion = closest_path(settings.field, list(probe.paths))
     field = plain(settings.field)
     if probe.records >= report.records:
         note = f"no record has the field {field}"
@@ -461,7 +459,7 @@ def closest_path(field: str, paths: Sequence[str]) -> str | None:
 
 
 def probe_sources(sources: Sequence[Source], segments: list[str], heads: Mapping[str, bytearray]) -> Probe:
-    probe = Probe(paths={})
+    probe = Probe()
     each = max(1, PROBE_RECORDS // max(1, min(len(sources), PROBE_FILES)))
     for number, source in enumerate(sources):
         if number >= PROBE_FILES or probe.records >= PROBE_RECORDS or probe.present:
@@ -541,7 +539,6 @@ def _has(record: object, segments: list[str]) -> bool:
 
 def _collect(probe: Probe, record: dict[object, object], prefix: str, depth: int) -> None:
     paths = probe.paths
-    assert paths is not None
     for key, value in record.items():
         if len(paths) >= PATHS_LIMIT:
             return
@@ -566,7 +563,6 @@ def _probe_parquet(probe: Probe, path: str, segments: list[str]) -> None:
     probe.present = probe.present or present
     probe.records += rows
     probe.objects += rows
-    assert probe.paths is not None
     for name in paths:
         if len(probe.paths) >= PATHS_LIMIT:
             break
