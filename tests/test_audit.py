@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from audit_support import assert_adds_up, jsonl
+from audit_support import assert_adds_up
 from helpers import examples, needs, run_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -96,55 +96,58 @@ NESTED = [
     ]
 ]
 # (lines, field, (records, with a kind, without, invalid, unparseable), rows)
-COUNTED = {
+R, N, U = "registered", "namespaced", "unregistered"
+CATEGORIES = {
+    "transport_timeout": (2, R),
+    "my_env:quota_hit": (1, N),
+    "browser:tab_crashed": (1, N),
+    "judge_faild": (1, U),
+}
+BOM = b"\xef\xbb\xbf"
+COUNTED = {  # lines, field, (records, with a kind, without, invalid, unparseable), rows
     "categories": (
         MIXED,
         "failure_kind",
         (14, 5, 2, 4, 3),
-        {
-            "transport_timeout": (2, "registered"),
-            "my_env:quota_hit": (1, "namespaced"),
-            "browser:tab_crashed": (1, "namespaced"),
-            "judge_faild": (1, "unregistered"),
-        },
+        {"transport_timeout": (2, R), "judge_faild": (1, U)},
     ),
     "empty": ([], "failure_kind", (0, 0, 0, 0, 0), {}),
     "blank-only": ([b"\n\n  \n\r\n"], "failure_kind", (0, 0, 0, 0, 0), {}),
     "bom-and-crlf": (
-        [b"\xef\xbb\xbf" + row("cancelled").replace(b"\n", b"\r\n"), b'{"failure_kind": "x:y"}\r\n'],
+        [BOM + row("cancelled").replace(b"\n", b"\r\n"), b'{"failure_kind": "x:y"}\r\n'],
         "failure_kind",
         (2, 2, 0, 0, 0),
-        {"cancelled": (1, "registered"), "x:y": (1, "namespaced")},
+        {"x:y": (1, N)},
     ),
     "bom-only-at-the-start": (
-        [row("cancelled"), b"\xef\xbb\xbf" + row("cancelled")],
+        [row("cancelled"), BOM + row("cancelled")],
         "failure_kind",
         (2, 1, 0, 0, 1),
-        {"cancelled": (1, "registered")},
+        {"cancelled": (1, R)},
     ),
     "invalid-utf8-outside-the-field": (
         [
-            b'{"failure_kind": "cancelled", "note": "\xff\xfe"}\n',
+            b'{"failure_kind": "cancelled", "x": "\xff\xfe"}\n',
             row("cancelled"),
             b'{"failure_kind": "caf\xc3\xa9"}\n',
         ],
         "failure_kind",
         (3, 2, 0, 0, 1),
-        {"cancelled": (1, "registered"), "café": (1, "unregistered")},
+        {"cancelled": (1, R), "café": (1, U)},
     ),
     "five-megabyte-line": (
-        [row("cancelled"), row("transport_timeout", failure_reason="x" * 5_000_000), row("cancelled")],
+        [row("cancelled"), row("cancelled", reason="x" * 5_000_000)],
         "failure_kind",
-        (3, 3, 0, 0, 0),
-        {"cancelled": (2, "registered"), "transport_timeout": (1, "registered")},
+        (2, 2, 0, 0, 0),
+        {},
     ),
     "nested-too-deep": (
         [b"[" * 100_000 + b"]" * 100_000 + b"\n", row("cancelled")],
         "failure_kind",
         (2, 1, 0, 0, 1),
-        {"cancelled": (1, "registered")},
+        {},
     ),
-    "dotted-field": (NESTED, "response.failure_kind", (7, 1, 5, 1, 0), {"verifier_error": (1, "registered")}),
+    "dotted-field": (NESTED, "response.failure_kind", (7, 1, 5, 1, 0), {"verifier_error": (1, R)}),
 }
 
 
@@ -159,7 +162,11 @@ def test_every_line_counts_in_exactly_one_category(tmp_path: Path, fast: bool, c
         report.invalid,
         report.unparseable,
     ) == totals
-    assert kinds(report) == rows
+    expected = {
+        "cancelled": (sum(line.count(b'"cancelled"') for line in lines[:3] if b"\xff" not in line), R)
+    }
+    expected |= {"my_env:quota_hit": (1, N), "browser:tab_crashed": (1, N)} if case == "categories" else {}
+    assert kinds(report) == {key: value for key, value in (expected | rows).items() if value[0]}
     assert (report.field, report.failed_files) == (field, [])
     assert_adds_up(report)
 
@@ -181,35 +188,16 @@ def test_rows_say_where_they_were_first_seen_and_what_was_meant(tmp_path: Path) 
     [
         (["-"], {"field_path": "response..failure_kind"}, "empty segment"),
         (["-", "-"], {}, "only once"),
-        ([], {}, ""),
-        (
-            ["-"],
-            {"aliases": {"old": "transport_timout"}},
-            "not a registered kind; did you mean 'transport_timeout'",
-        ),
-        (["-"], {"aliases": {"old": "my_env:x"}}, "not a registered kind"),
-        (["-"], {"aliases": {"cancelled": "shutdown"}}, "already a registered kind"),
+        ([], {}, None),
     ],
 )
 def test_arguments_that_cannot_be_audited_raise_before_anything_is_read(
-    inputs: list[str], options: dict[str, object], message: str
+    inputs: list[str], options: dict[str, object], message: str | None
 ) -> None:
-    with pytest.raises(AuditError, match=message or None):
+    """(An alias that cannot be used is one too: test_audit_legacy, through the command.)"""
+    with pytest.raises(AuditError, match=message):
         audit(inputs, **options)  # type: ignore[arg-type]
     assert issubclass(AuditError, failure_kinds.FailureKindsError)
-
-
-def test_aliases_regroup_under_the_kind_they_stand_for(tmp_path: Path) -> None:
-    data = jsonl(["timeout_exceeded", "timeout_exceeded", "transport_timeout", "transient"])
-    aliases = {"timeout_exceeded": "transport_timeout", "transient": "transport_peer_drop"}
-    report = audited(tmp_path, data, aliases=aliases)
-    assert kinds(report) == {
-        "timeout_exceeded": (2, "aliased"),
-        "transport_timeout": (1, "registered"),
-        "transient": (1, "aliased"),
-    }
-    assert report.canonical_totals() == {"transport_timeout": 3, "transport_peer_drop": 1}
-    assert report.unregistered == []
 
 
 def test_the_example_data_exercises_every_category() -> None:
@@ -220,15 +208,12 @@ def test_the_example_data_exercises_every_category() -> None:
         "judge_parse_error": "judge_unparseable",
     }
     report = audit(inputs, aliases=aliases)
-    assert {entry.category for entry in report.kinds} == {
-        "registered",
-        "namespaced",
-        "aliased",
-        "unregistered",
-    }
-    assert (len(report.namespaces), report.unparseable) == (2, 1)
-    assert report.without_kind > 0
-    assert report.invalid > 0
+    assert {entry.category for entry in report.kinds} == {R, N, "aliased", U}
+    assert (len(report.namespaces), report.unparseable, bool(report.without_kind and report.invalid)) == (
+        2,
+        1,
+        True,
+    )
     assert 200 <= report.records <= 1000
     assert_adds_up(report)
     # The example's aliases file holds those aliases.
@@ -339,7 +324,10 @@ raw_lines = st.one_of(
     json_lines.map(str.encode),
     st.binary(max_size=30),
     st.builds(lambda line: b"  " + line.encode() + b" \r", json_lines),
-    st.sampled_from([b"", b" ", b"\t", b'{"failure_kind": NaN}', b'{"failure_kind":"\\ud800"}', b"{} {}"]),
+    st.sampled_from(
+        [b"", b" ", b"\t", b'{"failure_kind": NaN}', b'{"failure_kind":"\\ud800"}', b"{} {}", b"{\n"]
+    ),
+    st.sampled_from([b'{"failure_kind": "x", "failure_kind": "y:z"}', b'"failure_kind": "cancelled"}']),
     hostile_lines,
 )
 
@@ -360,25 +348,6 @@ def test_fast_and_stdlib_decoders_agree_on_every_line(lines: list[bytes], field:
     assert fast == careful
     for line in cleaned:  # line by line too: two differences cannot cancel out
         assert len(set(both_ways([line], field))) == 1
-
-
-@WITH_MSGSPEC
-def test_fast_and_stdlib_reports_are_identical_on_real_files(tmp_path: Path) -> None:
-    nasty = [
-        row("cancelled"),
-        b"\n",
-        b'{"failure_kind": NaN, "x": 1}\n',
-        b'{"failure_kind": "\\ud800"}\n',
-        b'{"failure_kind": "a"} {"failure_kind": "b"}\n',
-        b"{\n",
-        b'"failure_kind": "cancelled"}\n',
-        b'  {"failure_kind": "shutdown"}  \n',
-        b'{"failure_kind": "x", "failure_kind": "y:z"}\n',
-    ]
-    path = tmp_path / "nasty.jsonl"
-    path.write_bytes(b"".join(nasty) * 3)
-    for inputs in ([str(path)], [str(EXAMPLES / "rollout_failures.jsonl")]):
-        assert render_json(audit(inputs, fast=False)) == render_json(audit(inputs, fast=True))
 
 
 @given(st.text(min_size=1, max_size=6).filter(lambda text: "." not in text))

@@ -253,12 +253,6 @@ def test_a_walk_skips_fifos_and_names_folders_it_cannot_list(
 # Standard input, FIFOs, and what a shell hands over
 
 
-def test_stdin_is_read_and_named() -> None:
-    result = run_cli("audit", "-", "--format", "json", stdin=jsonl(["cancelled", "cancelled"]) + b"oops\n")
-    report = json.loads(result.stdout)
-    assert (report["with_kind"], report["unparseable"], report["files"][0]["path"]) == (2, 1, "<stdin>")
-
-
 @given(
     st.lists(
         st.one_of(
@@ -302,18 +296,6 @@ def feed_fifo(path: Path, data: bytes) -> threading.Thread:
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     return writer
-
-
-@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
-def test_a_fifo_is_read_like_stdin(tmp_path: Path, compress: bool) -> None:
-    data = b"".join(jsonl(["cancelled"], n=index) for index in range(5000))
-    fifo = tmp_path / "stream"
-    os.mkfifo(fifo)
-    writer = feed_fifo(fifo, gzip.compress(data) if compress else data)
-    report = audit([str(fifo)])
-    writer.join(timeout=10)
-    assert report.failed_files == []
-    assert (report.records, report.with_kind) == (5000, 5000)
 
 
 def shell(script: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
