@@ -101,7 +101,7 @@ def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
 def test_a_string_is_cut_before_its_repr_is_made() -> None:
     text = "x" * 10_000_000
     assert shown(text, 20) == "'xxxxxxxxxxxxxxxx..."
-    assert escaped(text, 5) == "xx..."
+    assert [escaped(text, limit) for limit in (5, 4, 3, 0)] == ["xx...", "x...", "xxx", ""]
     assert shown("short") == "'short'"
 
 
@@ -112,9 +112,11 @@ def test_escaped_and_plain_text_are_bounded_printable_and_keep_plain_text(text: 
         for character in text:
             if not character.isprintable():
                 assert character not in result
-    assert len(escaped(text, limit)) <= max(limit, 0)
-    if len(escaped(text)) <= limit:
-        assert escaped(text, limit) == escaped(text)
+    full, cut = escaped(text), max(limit, 0)
+    # What does not fit is cut to the limit, ending in "..." where four characters or more are left.
+    assert escaped(text, limit) == (
+        full if len(full) <= cut else full[: cut - 3] + "..." if cut >= 4 else full[:cut]
+    )
     if text.isprintable():
         assert escaped(text) == text
     if text and text.isprintable() and text.strip() == text:

@@ -407,7 +407,7 @@ def test_work_and_memory_are_bounded_whatever_arrives(caplog: pytest.LogCaptureF
 
 
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=12, max_size=40), st.integers(0, 1000))
-def test_non_strings_are_remembered_by_type_and_whole_repr(elements: list[str], tail: int) -> None:
+def test_values_shown_alike_are_remembered_apart(elements: list[str], tail: int) -> None:
     # Two values whose warnings read alike are still two reports: the second is another value to fix.
     prefix = ["p" * 210, *elements]  # the first 200 characters of both reprs are the same
     with watched() as (messages, _):
@@ -416,7 +416,9 @@ def test_non_strings_are_remembered_by_type_and_whole_repr(elements: list[str], 
             validate_failure_kind([*prefix, tail + 1])
             validate_failure_kind(([*prefix, tail],))  # another type: another warning
             validate_failure_kind([[1, tail]])
-    assert len(messages) == 4, messages
+            validate_failure_kind("x" * 300 + str(tail))  # long strings alike in their first characters
+            validate_failure_kind("x" * 300 + str(tail + 1))
+    assert len(messages) == 6, messages
     assert all(type(key) in (str, tuple) for key in failure_kinds._WARNED_UNKNOWN)  # not the values
 
 
