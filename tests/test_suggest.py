@@ -48,6 +48,7 @@ from failure_kinds import (
         ],
         *[(typed, None) for typed in ("", "x", "my_env:quota", None, 1, b"judge_fail", ["judge_fail"])],
         ("judge_fail" * 1000, None),
+        ("canc", None),  # a cut-off name is a guess only once five characters are written
     ],
 )
 def test_suggests_what_was_meant_or_nothing(typed: object, meant: str | None) -> None:
@@ -196,6 +197,11 @@ def test_thirty_thousand_declared_kinds_suggest_the_right_one_at_bounded_cost(
     typos = [kind[:10] + ("x" if kind[10] != "x" else "y") + kind[11:] for kind in meant]
     found = [_suggest.suggest_any(f"swe_env:{typo}") for typo in typos]
     assert found == [f"swe_env:{kind}" for kind in meant]
+    # A typo in a short last word sorts away from its name among the many that start alike.
+    last_words = [
+        _suggest.suggest_any(f"swe_env:{typo}") for typo in ("store_apply_fetch_y260", "sync_write_read_z47")
+    ]
+    assert last_words == ["swe_env:store_apply_fetch_260", "swe_env:sync_write_read_447"]
     # The configuration's shape (server -> tuple of kinds) is answered the same way.
     given_declarations = {"swe_env": kinds}
     assert [_suggest.suggest_any(f"swe_env:{typo}", given_declarations) for typo in typos[:10]] == found[:10]
