@@ -38,6 +38,15 @@ def shown(value: object, limit: int = LIMIT) -> str:
     # written from its text through str's own methods: a hostile __repr__, __len__ or __getitem__ never runs.
     budget = limit = max(limit, 0)
 
+    def failed(x: object) -> str:
+        """What stands in for a repr that failed: the qualified name of the value's type, escaped and cut."""
+        try:
+            qualname: object = type(x).__qualname__  # a metaclass may make it anything
+        except Exception:
+            qualname = None
+        named = escaped(qualname, LIMIT) if isinstance(qualname, str) else "<unnamed type>"
+        return f"<{named} object whose repr failed>"
+
     def written(x: object, level: int) -> str:
         nonlocal budget
         if budget < 0:
@@ -73,14 +82,14 @@ def shown(value: object, limit: int = LIMIT) -> str:
             try:  # repr() accepts a str subclass from __repr__; its text is taken without its own methods
                 text = str.__getitem__(repr(x), slice(0, max(budget, 0) + 1))
             except Exception:
-                text = f"<{type_name(x)} object whose repr failed>"
+                text = failed(x)
         budget -= len(text)
         return text
 
     try:
         text = written(value, _DEPTH)
     except Exception:  # a hostile object deep inside a container (its __repr__ caught; this is the rest)
-        text = f"<{type_name(value)} object whose repr failed>"
+        text = failed(value)
     return escaped(text[: limit + 1], limit)
 
 
@@ -118,19 +127,3 @@ def escaped(text: str, limit: int | None = None) -> str:
     if limit is None or len(text) <= limit:
         return text
     return text[: limit - 3] + "..." if limit >= 4 else text[:limit]
-
-
-def type_name(value: object) -> str:
-    """The qualified name of ``value``'s type, escaped and cut; never raises. (Also the audit's old name.)"""
-    try:
-        qualname: object = type(value).__qualname__  # a metaclass may make it anything
-        if not isinstance(qualname, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-            return "<unnamed type>"
-        return escaped(qualname, LIMIT)
-    except Exception:
-        return "<unnamed type>"
-
-
-# the audit's old names, until its rewrite
-escape = escaped
-shown_text = escaped
