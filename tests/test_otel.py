@@ -41,14 +41,10 @@ def reader() -> InMemoryMetricReader:
 
 @pytest.fixture
 def counter(reader: InMemoryMetricReader) -> Iterator[FailureCounter]:
+    fk.declare_namespace("swe_env", ["patch_apply_failed"])
     provider = MeterProvider(metric_readers=[reader])
     yield failure_counter(provider.get_meter("tests"))
     provider.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def declared() -> None:
-    fk.declare_namespace("swe_env", ["patch_apply_failed"])
 
 
 def points(reader: InMemoryMetricReader) -> list[NumberDataPoint]:
