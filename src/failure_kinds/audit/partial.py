@@ -106,21 +106,22 @@ class PartialReport:
         self.files.append(part)
         return part
 
-    def add_lines(self, lines: list[bytes]) -> None:
+    def add_lines(self, lines: list[bytes], ascii: bool = False) -> None:
         """Decode and count the next lines of the current file: one line each, with or without its line
-        end. A line longer than the line cap counts as unparseable, unless it is white space only: a
-        blank line whatever its length, as the readers count it."""
+        end (``ascii``: the caller knows all their bytes are). A line longer than the line cap counts as
+        unparseable, unless it is white space only: a blank line whatever its length."""
         cap = self.settings.line_bytes
-        start = 0
-        for index, line in enumerate(lines):
-            if len(line) - line.endswith(b"\n") > cap and not line.isspace():
-                self.add_read_lines(lines[start:index])
-                self.add_overlong()
-                start = index + 1
-        self.add_read_lines(lines[start:] if start else lines)
+        if lines and max(map(len, lines)) > cap:  # the length with the line end: only a first sieve
+            start = 0
+            for index, line in enumerate(lines):
+                if len(line) - line.endswith(b"\n") > cap and not line.isspace():
+                    self._add_lines(lines[start:index], ascii)
+                    self.add_overlong()
+                    start = index + 1
+            lines = lines[start:]
+        self._add_lines(lines, ascii)
 
-    def add_read_lines(self, lines: list[bytes], ascii: bool = False) -> None:
-        """``add_lines`` for lines none of which is over the line cap (``ascii``: all their bytes are)."""
+    def _add_lines(self, lines: list[bytes], ascii: bool) -> None:
         if not lines:
             return
         part = self.files[-1]

@@ -355,9 +355,11 @@ _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Batch]:
     """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii)``
     (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII bytes),
-    an int for that many blank lines in a row, None for a line longer than ``line_bytes``, skipped as it
-    streams past. A line of white space only is blank whatever its length. Only b"\\n" ends a line, or
-    the end of the data: not a read error, after which the line it cut off is dropped."""
+    an int for that many blank lines in a row, None for a line longer than ``line_bytes`` that does not
+    fit in one read, skipped as it streams past so that memory stays bounded (``PartialReport.add_lines``
+    judges the others against the cap). A line of white space only is blank whatever its length. Only
+    b"\\n" ends a line, or the end of the data: not a read error, after which the line it cut off is
+    dropped."""
     pending: list[bytes] = []  # the start of a line that continues in the next read
     pending_size = 0
     skipping = False  # inside an overlong line: discard until its newline
@@ -388,10 +390,7 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
                 pending.append(chunk[: end + 1])
                 joined = b"".join(pending)  # the line that ``pending`` began, now complete
                 pending, pending_size = [], 0
-                if len(joined) - 1 <= line_bytes:
-                    yield [joined], joined.isascii()
-                else:
-                    yield 1 if joined.isspace() else None
+                yield [joined], joined.isascii()
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
@@ -418,33 +417,14 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
             else:
                 pending, pending_size = [tail], len(tail)
         if lines:
-            ascii = chunk.isascii()
-            if line_bytes < len(chunk) and max(map(len, lines)) > line_bytes:
-                yield from _without_overlong(lines, line_bytes, ascii)
-            else:
-                yield lines, ascii
+            yield lines, chunk.isascii()
     if data.error is not None:
         return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
         yield 1 if skipped_blank else None
     elif pending:
         line = b"".join(pending)
-        if len(line) <= line_bytes:
-            yield [line], line.isascii()
-        else:
-            yield 1 if line.isspace() else None
-
-
-def _without_overlong(lines: list[bytes], line_bytes: int, ascii: bool) -> Iterator[Batch]:
-    start = 0
-    for index, line in enumerate(lines):
-        if len(line) - line.endswith(b"\n") > line_bytes and not line.isspace():
-            if index > start:
-                yield lines[start:index], ascii
-            yield None
-            start = index + 1
-    if start < len(lines):
-        yield lines[start:], ascii
+        yield [line], line.isascii()
 
 
 # Decoding: a line -> what it holds at the field. The standard library decides every line; FastDecoder is

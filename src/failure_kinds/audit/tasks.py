@@ -329,7 +329,7 @@ def count_input(
             elif lines is None:
                 partial.add_overlong()
             else:
-                partial.add_read_lines(*lines)
+                partial.add_lines(*lines)
             if progress is not None:
                 progress.update(part.path, part.records)
     finally:
