@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 
 import failure_kinds
-from failure_kinds._display import plain
+from failure_kinds._display import escaped, plain
 
 from .settings import (
     ALIASED,
@@ -171,7 +171,10 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     rows = report.kinds
     with_kind = report.with_kind
     biggest = max((row.count for row in rows), default=0)
-    shown_values = {id(row): _row_label(row) for row in rows}
+    shown_values = {
+        id(row): f"(other {row.category} values)" if row.value is None else _shown_value(row.value)
+        for row in rows
+    }
     totals = report.canonical_totals()
     # One width for the rows and the regrouped kinds: an alias's kind or a replacement may be longer than
     # every value seen. The bars give way to a wide value, so that a row fits in COLUMNS.
@@ -246,7 +249,8 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             line = f"  {path}{' ' * (path_width - columns(path))}  {records}"
             if columns(line) > COLUMNS:  # a long name: no column
                 line = f"  {path}  {records}"
-            error = f"error: {_error(file.error)}" if file.error else ""
+            # Escaped: the words may come from another machine (a partial read back).
+            error = f"error: {escaped(file.error)}" if file.error else ""
             if columns(line) > COLUMNS:  # longer still: the path whole on its line, the rest under it
                 lines += [f"  {path}", *_wrapped(f"      {records}" + (f", {error}" if error else ""), 6)]
             else:
@@ -278,19 +282,6 @@ def _row_notes(row: KindRow) -> list[str]:
     if row.category in ("unregistered", "undeclared") and row.suggestion:
         return [f"did you mean {row.suggestion!r}?"]
     return []
-
-
-def _error(message: str) -> str:
-    """Why a file failed, escaped: the words may come from another machine (a partial read back)."""
-    from failure_kinds._display import escaped
-
-    return escaped(message)
-
-
-def _row_label(row: KindRow) -> str:
-    if row.value is None:
-        return f"(other {row.category} values)"
-    return _shown_value(row.value)
 
 
 def _shown_value(value: str) -> str:
@@ -403,7 +394,7 @@ class FileReport:
     error: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "records": self.records, "error": self.error}
+        return dataclasses.asdict(self)
 
 
 @dataclass
