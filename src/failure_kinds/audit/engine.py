@@ -213,7 +213,7 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
     def run(
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
-        workers = worker_limit(jobs, len(batches), _POOL_DESCRIPTORS)
+        workers = worker_limit(jobs, len(batches))
         if workers == 0 or not _threads_start(context):
             return run_here(batches, settings, pins, meter, fast)
         merge = OrderedMerge()
@@ -333,7 +333,7 @@ _POOL_DESCRIPTORS: Final = 4
 _SPARE_DESCRIPTORS: Final = 16
 
 
-def worker_limit(jobs: int, batches: int, per_worker: int) -> int:
+def worker_limit(jobs: int, batches: int) -> int:
     """How many workers to start: ``jobs``, but no more than there are batches, nor than the
     descriptors this process may still open allow (RLIMIT_NOFILE); 0 when not even one fits."""
     wanted = min(jobs, batches)
@@ -343,10 +343,10 @@ def worker_limit(jobs: int, batches: int, per_worker: int) -> int:
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     except (ImportError, OSError, ValueError):  # not POSIX
         return wanted
-    if soft == resource.RLIM_INFINITY or soft > wanted * per_worker + 1024:
+    if soft == resource.RLIM_INFINITY or soft > wanted * _POOL_DESCRIPTORS + 1024:
         return wanted  # room enough whatever this process holds open
     in_use = sum(_is_open(fd) for fd in range(soft))
-    return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // per_worker))
+    return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // _POOL_DESCRIPTORS))
 
 
 def _is_open(fd: int) -> bool:
@@ -383,17 +383,12 @@ class Probe:
 
 
 def check_field(
-    report: Report,
-    sources: Sequence[Source],
-    settings: AuditSettings,
-    heads: Mapping[str, bytearray] | None = None,
+    report: Report, sources: Sequence[Source], settings: AuditSettings, heads: Mapping[str, bytearray]
 ) -> None:
-    """When no record of a non-empty input has a kind or an invalid value at the field and none of the
-    records looked at has the field at all: mark the report and add a note naming the closest field."""
-    if not report.without_kind or report.with_kind or report.invalid:
-        return
+    """For a report of records without a kind, none with one or an invalid value: when none of the
+    records looked at has the field at all, mark the report and add a note naming the closest field."""
     segments = settings.field.split(".")
-    probe = probe_sources(sources, segments, heads or {})
+    probe = probe_sources(sources, segments, heads)
     if probe.present or not probe.objects:
         return  # the field is there (null), or no record that could hold it was looked at
     from failure_kinds._display import escaped, plain
@@ -424,11 +419,9 @@ def check_field(
 
 
 def check_objects(report: Report, settings: AuditSettings) -> None:
-    """When no record is a JSON object (every line unparseable, or no record at all), no record could hold
-    the field: mark the report, so a gate pointed at the wrong file fails, and add a note saying why.
-    Nothing is added when every input failed to be read: its error already says why."""
-    if report.with_kind or report.without_kind or report.invalid:
-        return
+    """For a report without a JSON object (every line unparseable, or no record at all), which no record
+    could hold the field in: mark it, so a gate pointed at the wrong file fails, and add a note saying
+    why. Nothing is added when every input failed to be read: its error already says why."""
     if not report.records and report.files and all(file.error is not None for file in report.files):
         return
     from failure_kinds._display import plain

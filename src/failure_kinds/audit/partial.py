@@ -69,9 +69,6 @@ class FilePart:
     """Physical lines (or rows) read, blank ones included: what later parts of the file are shifted by."""
     error: str | None = None
 
-    def copy(self) -> FilePart:
-        return dataclasses.replace(self)
-
 
 class PartialReport:
     """The audit of some consecutive input, mergeable with the partial of the input that follows."""
@@ -287,7 +284,7 @@ class PartialReport:
             setattr(copied, name, getattr(self, name))
         copied.values = self.values.copy()
         copied.servers = self.servers.copy()
-        copied.files = [part.copy() for part in self.files]
+        copied.files = [dataclasses.replace(part) for part in self.files]
         return copied
 
     def absorb(self, later: PartialReport) -> None:
@@ -317,7 +314,7 @@ class PartialReport:
                 last.lines += part.lines
                 last.error = last.error or part.error
             else:
-                self.files.append(part.copy())
+                self.files.append(dataclasses.replace(part))
 
     def __getstate__(self) -> dict[str, object]:
         # An engine's workers send their partials pickled (see tasks.packed): the counts, not the

@@ -114,7 +114,7 @@ class AuditSettings:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> AuditSettings:
-        """The settings of JSON that ``wire.check_partial`` checked."""
+        """The settings of JSON that ``partial.check_partial`` checked."""
         fields = [data[field.name] for field in dataclasses.fields(cls)]
         return cls(*fields)  # type: ignore[arg-type]
 
@@ -209,9 +209,6 @@ class Tally:
         self.counts[key] = count
         self.first[key] = location
         self.categories[key] = category
-
-    def overflowed(self, category: str) -> bool:
-        return category in self.overflow
 
     def kept_keys(self) -> frozenset[str]:
         return frozenset(
