@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the typed module of the namespaced kinds this project declares",
         description="Write a typed Python module for the namespaced kinds declared in "
         "[tool.failure-kinds.namespaces]: a Literal alias per server, DeclaredFailureKind, "
-        "ProjectFailureKind (the shared and the declared kinds), one Final constant per kind, and the "
+        "ProjectFailureKind (the shared and the declared kinds), one constant per kind, and the "
         "failure_kinds.declare_namespace calls that turn on the run-time check when it is imported.",
         epilog="Exit 0 when written or up to date, 1 with --check when the module is missing or stale, 2 on "
         "a usage error or a malformed declaration.")

@@ -29,7 +29,10 @@ FIXTURE = "failure_kinds_reported"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    strict = "fail every test in which an unregistered failure kind reaches validate_failure_kind"
+    strict = (
+        "fail every test in which a failure kind that validate_failure_kind warns about (unregistered, "
+        "undeclared, an older label or deprecated) reaches it"
+    )
     parser.getgroup("failure-kinds").addoption("--failure-kinds-strict", action="store_true", help=strict)
     ini = "like --failure-kinds-strict, set in the ini file"
     parser.addini("failure_kinds_strict", type="bool", default=False, help=ini)
