@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
     from typing import Final, TypeAlias
 
-    Declared: TypeAlias = "Mapping[str, Collection[str]] | None"
+    _Declared: TypeAlias = "Mapping[str, Collection[str]] | None"
 
 DEFAULT_FIELDS: Final = ("failure_kind",)
 SOURCE_SUFFIXES: Final = (".py", ".pyi")
@@ -227,15 +227,20 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
 
 class Checker:
     def __init__(
-        self, fields: Sequence[str] = DEFAULT_FIELDS, namespaces: Declared = None, unsafe_fixes: bool = False
+        self, fields: Sequence[str] = DEFAULT_FIELDS, namespaces: _Declared = None, unsafe_fixes: bool = False
     ) -> None:
         """``unsafe_fixes`` gives a fix to older labels that code reads a kind against too."""
-        self.fields = frozenset(fields)
-        self.unsafe_fixes = unsafe_fixes
-        self.namespaces = {server: frozenset(kinds) for server, kinds in (namespaces or {}).items()} or None
+        self.fields: frozenset[str] = frozenset(fields)
+        self.unsafe_fixes: bool = unsafe_fixes
+        self.namespaces: dict[str, frozenset[str]] | None = {
+            server: frozenset(kinds) for server, kinds in (namespaces or {}).items()
+        } or None
         # The names the package and its enum have, which a constant read from them is checked against.
         enum = failure_kinds.FailureKind
-        self.names = (frozenset(dir(failure_kinds)), frozenset(dir(enum)) | frozenset(enum.__members__))
+        self.names: tuple[frozenset[str], frozenset[str]] = (
+            frozenset(dir(failure_kinds)),
+            frozenset(dir(enum)) | frozenset(enum.__members__),
+        )
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
         # The compiler's warnings about the linted file (invalid escapes) are its business, not ours to print.

@@ -309,7 +309,9 @@ class Progress:
     def __init__(self, stream: IO[str] | None, total: int | None = None) -> None:
         self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
         self.shown: bool = False
-        self.total, self.done, self.started = total or 0, 0, time.monotonic()
+        self.total: int = total or 0
+        self.done: int = 0
+        self.started: float = time.monotonic()
         self.last: float = self.started if total is None else 0.0  # a first part is shown at once
 
     def update(self, display: str, records: int) -> None:

@@ -145,10 +145,15 @@ def key_problem(settings: AuditSettings, key: str, category: str, server: bool) 
     return None
 
 
-@functools.lru_cache(maxsize=8)
 def cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
     """The cut key (see ``shorten``) of every registered kind, older label and alias -> the name and its
     category (an alias over an older label): the only cut keys those categories can hold."""
+    return _cut_names(settings)
+
+
+# A plain function around the cache, so that checkers and the run time see one signature.
+@functools.lru_cache(maxsize=8)
+def _cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
     from failure_kinds.history import OLDER_LABELS
 
     cut = {shorten(name, settings.value_chars): (name, REGISTERED) for name in failure_kinds.FAILURE_KINDS}
