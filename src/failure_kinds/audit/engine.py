@@ -36,8 +36,8 @@ from .tasks import (
     chunk_bytes_for,
     failed_batch,
     plan,
-    run_batch,
     run_here,
+    work,
 )
 
 TYPE_CHECKING = False
@@ -288,7 +288,7 @@ def _run_pool(
         held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masks else set[signal.Signals]()
         try:
             for index in indexes:
-                futures[pool.submit(_work, batches[index], settings, pins, fast)] = index
+                futures[pool.submit(work, batches[index], settings, pins, fast)] = index
         finally:
             if masks:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
@@ -317,14 +317,6 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _work(batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool) -> PartialReport:
-    """What a worker does with a batch: its partial, which the pool sends back pickled."""
-    try:
-        return run_batch(batch, settings, pins, fast)
-    except MemoryError:
-        return failed_batch(batch, settings, "out of memory while reading")
 
 
 # Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of

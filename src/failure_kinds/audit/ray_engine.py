@@ -1,6 +1,6 @@
 """A Ray cluster: ``failure-kinds audit --ray [ADDRESS] PATH...`` (the ``ray`` extra).
 
-The same tasks as ``--jobs``, planned by the same functions, run through the same ``tasks.run_batch`` as
+The same tasks as ``--jobs``, planned by the same functions, run through the same ``tasks.work`` as
 Ray tasks: a Ray Data dataset of pickled batches, mapped one per Ray batch to its pickled partial report,
 streamed back to this process and merged in input order. The report is identical to the local one.
 
@@ -39,11 +39,10 @@ from .tasks import (
     Task,
     audit_tasks,
     batch_size,
-    failed_batch,
     local,
     plan,
     plan_file,
-    run_batch,
+    work,
 )
 
 TYPE_CHECKING = False
@@ -262,11 +261,7 @@ def _map_batches(
     partials: list[bytes] = []
     for data in rows["batch"]:
         batch: Batch = pickle.loads(bytes(data))  # made by this audit's driver
-        try:
-            partial = run_batch(batch, settings, pins, fast, remote_or_local)
-        except MemoryError:
-            partial = failed_batch(batch, settings, "out of memory while reading")
-        partials.append(pickle.dumps(partial))
+        partials.append(pickle.dumps(work(batch, settings, pins, fast, remote_or_local)))
     return {"index": rows["index"], "partial": partials}
 
 

@@ -233,6 +233,17 @@ def run_batch(
     return partial
 
 
+def work(
+    batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, opener: Opener = local
+) -> PartialReport:
+    """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
+    that runs out of memory gives a partial that says so rather than a lost worker."""
+    try:
+        return run_batch(batch, settings, pins, fast, opener)
+    except MemoryError:
+        return failed_batch(batch, settings, "out of memory while reading")
+
+
 def add_task(
     partial: PartialReport,
     task: Task,
