@@ -145,21 +145,19 @@ def key_problem(settings: AuditSettings, key: str, category: str, server: bool) 
     return None
 
 
-def cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
+def _cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
     """The cut key (see ``shorten``) of every registered kind, older label and alias -> the name and its
     category (an alias over an older label): the only cut keys those categories can hold."""
-    return _cut_names(settings)
-
-
-# A plain function around the cache, so that checkers and the run time see one signature.
-@functools.lru_cache(maxsize=8)
-def _cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
     from failure_kinds.history import OLDER_LABELS
 
     cut = {shorten(name, settings.value_chars): (name, REGISTERED) for name in failure_kinds.FAILURE_KINDS}
     cut.update((shorten(name, settings.value_chars), (name, LEGACY)) for name in OLDER_LABELS)
     cut.update((shorten(name, settings.value_chars), (name, ALIASED)) for name in settings.aliases)
     return cut
+
+
+# Assigned rather than decorated, so that checkers and the run time see the cache's one signature.
+cut_names: Final = functools.lru_cache(maxsize=8)(_cut_names)
 
 
 Location = tuple[int, int]  # (index into a partial's files, line or row in that file part, from 1)

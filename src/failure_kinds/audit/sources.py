@@ -344,7 +344,7 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     return data
 
 
-Batch: TypeAlias = "tuple[list[bytes], bool] | int | None"
+Batch: TypeAlias = tuple[list[bytes], bool] | int | None
 """What ``read_batches`` yields: lines and whether they are ASCII, a run of blank lines, an overlong line."""
 
 # Bytes that make a line blank when it holds nothing else (what bytes.isspace() accepts).
