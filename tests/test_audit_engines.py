@@ -284,28 +284,24 @@ def test_when_workers_cannot_start_the_audit_stops_with_one_line_and_leaves_no_w
     assert_no_worker_left()
 
 
-# RLIMIT_NPROC counts threads too: the pool's manager thread (submit raises), or its call queue's feeder
-# thread (the manager thread dies at once), may not start.
-@pytest.mark.parametrize("failing", ["manager", "feeder"])
+# RLIMIT_NPROC counts threads and processes alike: past it, the pool's manager thread (submit raises) or its
+# call queue's feeder thread (the manager thread dies of it) may not start.
+@pytest.mark.parametrize("limit", range(2, 8))
 def test_a_pool_whose_threads_cannot_start_leaves_the_audit_to_this_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failing: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], limit: int
 ) -> None:
     """As ``ulimit -u`` low: no traceback, no hang, no worker left, and the one-process report."""
-    from concurrent.futures.process import _ExecutorManagerThread
-    from multiprocessing.queues import Queue
-
     path = write_big(tmp_path / "big.jsonl", 300)
     expected = one_pass([str(path)])
     capsys.readouterr()
     start = threading.Thread.start
 
-    def no_thread(thread: threading.Thread) -> None:
-        manager = failing == "manager" and isinstance(thread, _ExecutorManagerThread)
-        if manager or (failing == "feeder" and getattr(thread, "_target", None) is Queue._feed):  # type: ignore[attr-defined]
+    def counted(thread: threading.Thread) -> None:
+        if threading.active_count() + len(multiprocessing.active_children()) >= limit:
             raise RuntimeError("can't start new thread")
         start(thread)
 
-    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    monkeypatch.setattr(threading.Thread, "start", counted)
     report = audit([str(path)], jobs=2, chunk_bytes=30_000)
     monkeypatch.undo()
     assert render_json(report) == expected

@@ -214,7 +214,7 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
         workers = worker_limit(jobs, len(batches))
-        if workers == 0 or not _threads_start(context):
+        if workers == 0 or not _room_for_pool(workers):
             return run_here(batches, settings, pins, meter, fast)
         merge = OrderedMerge()
         try:
@@ -235,29 +235,25 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
     return run
 
 
-def _threads_start(context: BaseContext) -> bool:
-    """Whether the two threads a pool needs (its manager, and the feeder of its call queue, which the
-    manager starts) can start; a pool whose manager dies of it would never finish."""
-    queue = context.Queue()
-    failed: list[BaseException] = []
-
-    def manager() -> None:
-        try:
-            queue.put(None)
-            queue.get()
-        except RuntimeError as error:  # can't start new thread
-            failed.append(error)
-
+def _room_for_pool(workers: int) -> bool:
+    """Whether what a pool adds at once can exist: its worker processes and two threads (its manager, and
+    the feeder of its call queue, which the manager starts: a manager that cannot start it dies and leaves
+    the pool waiting forever). RLIMIT_NPROC counts threads and processes alike, so as many threads, all
+    alive at once, stand in for them."""
+    release = threading.Event()
+    started: list[threading.Thread] = []
     try:
-        thread = threading.Thread(target=manager)
-        thread.start()
-        thread.join()
-    except RuntimeError:
-        failed.append(RuntimeError())
+        for _ in range(workers + 2):
+            thread = threading.Thread(target=release.wait)
+            thread.start()
+            started.append(thread)
+    except RuntimeError:  # can't start new thread
+        return False
     finally:
-        queue.close()
-        queue.join_thread()
-    return not failed
+        release.set()
+        for thread in started:
+            thread.join()
+    return True
 
 
 def _run_pool(
