@@ -32,7 +32,6 @@ def run(arguments: argparse.Namespace) -> int:
         namespaces=dict(config.namespaces),
         jobs=arguments.jobs,
         ray=arguments.ray,
-        tune_memory=True,
         line_bytes=arguments.max_line_bytes,
     )
     if report.failed_files and len(report.failed_files) == len(report.files) and not report.records:
