@@ -1,7 +1,5 @@
-"""failure-kinds export --format typescript|go, compiled by the real compilers with the user code that
-docs/stack.md shows, by the commands the page shows: it compiles and prints what the page says, and with
-its misspelled kind uncommented that kind is the one error. `make test` installs tsc (npm typescript, in
-.venv/npm) and Debian's Go."""
+"""export --format typescript|go: docs/stack.md's code, built by its commands with the real compilers
+(`make test` installs tsc and Go), prints what the page says, and its misspelled kind is the one error."""
 
 from __future__ import annotations
 
@@ -71,9 +69,8 @@ def run(
 def follow_steps(
     language: str, folder: Path, tools: list[str | None], env: dict[str, str] | None = None
 ) -> tuple[str, str]:
-    """Run the page's commands for ``language`` in ``folder`` as a reader would, with the declaration in
-    pyproject.toml and the page's code in the file it names; that file's path and what the commands print.
-    """
+    """The page's commands for ``language`` run in ``folder`` as a reader would, with the declaration and
+    the page's code in place: the code's file and what the commands print."""
     (found,) = re.finditer(STEPS.format(language=language), PAGE.read_text(encoding="utf-8"), re.DOTALL)
     (folder / "pyproject.toml").write_text(DECLARATION, encoding="utf-8")
     (folder / found["file"]).parent.mkdir(parents=True, exist_ok=True)
@@ -87,21 +84,6 @@ def follow_steps(
     return found["file"], done.stdout
 
 
-@needs_tsc
-def test_typescript_export_types_the_page_and_rejects_its_misspelling(tmp_path: Path) -> None:
-    assert TSC is not None
-    code = recipe("typescript")
-    source, printed = follow_steps("typescript", tmp_path, [TSC, NODE])
-    assert printed.splitlines() == PRINTED.findall(code)
-    broken, line, error = uncommented(code)
-    (tmp_path / source).write_text(broken, encoding="utf-8")
-    checked = run([TSC, "--strict", "--pretty", "false", "--noEmit", source], tmp_path)
-    errors = [text for text in checked.stdout.splitlines() if ": error " in text]
-    assert len(errors) == 1, checked.stdout
-    assert re.fullmatch(rf"{re.escape(source)}\({line},\d+\): {re.escape(error)}", errors[0]), errors
-    assert "judge_faild" in error
-
-
 @pytest.fixture(scope="session")
 def go_environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Go's caches in a folder of the test run, and no network: the package must need no module."""
@@ -113,24 +95,28 @@ def go_environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-def go_module(folder: Path, source: str, main: str | None) -> None:
-    (folder / "go.mod").write_text("module example.com/rollouts\n\ngo 1.19\n", encoding="utf-8")
-    (folder / "failurekinds").mkdir()
-    (folder / "failurekinds" / "failurekinds.go").write_text(source, encoding="utf-8")
-    if main is not None:
-        (folder / "main.go").write_text(main, encoding="utf-8")
+LANGUAGES = [pytest.param("typescript", marks=needs_tsc), pytest.param("go", marks=needs_go)]
 
 
-@needs_go
-def test_go_export_builds_the_page_and_rejects_its_misspelling(
-    tmp_path: Path, go_environment: dict[str, str]
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_pages_code_prints_what_it_says_and_its_misspelling_is_the_one_error(
+    language: str, tmp_path: Path, go_environment: dict[str, str]
 ) -> None:
-    assert GO is not None
-    code = recipe("go")
-    source, printed = follow_steps("go", tmp_path, [GO], go_environment)
+    code = recipe(language)
+    tools, env = ([TSC, NODE], None) if language == "typescript" else ([GO], go_environment)
+    source, printed = follow_steps(language, tmp_path, tools, env)
     assert printed.splitlines() == PRINTED.findall(code)
     broken, line, error = uncommented(code)
+    assert ("judge_faild" if language == "typescript" else "JudgeFaild") in error
     (tmp_path / source).write_text(broken, encoding="utf-8")
+    if language == "typescript":
+        assert TSC is not None
+        checked = run([TSC, "--strict", "--pretty", "false", "--noEmit", source], tmp_path)
+        errors = [text for text in checked.stdout.splitlines() if ": error " in text]
+        assert len(errors) == 1, checked.stdout
+        assert re.fullmatch(rf"{re.escape(source)}\({line},\d+\): {re.escape(error)}", errors[0]), errors
+        return
+    assert GO is not None
     vetted = run([GO, "vet", "./..."], tmp_path, go_environment)
     built = run([GO, "build", "./..."], tmp_path, go_environment)
     # go vet words it by its version ("undefined: ..." or "JudgeFaild not declared by package ...").
@@ -142,9 +128,7 @@ def test_go_export_builds_the_page_and_rejects_its_misspelling(
     ], built.stderr
 
 
-@pytest.mark.parametrize(
-    "language", [pytest.param("typescript", marks=needs_tsc), pytest.param("go", marks=needs_go)]
-)
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_an_export_without_a_declaration_compiles(
     language: str, tmp_path: Path, go_environment: dict[str, str]
 ) -> None:
@@ -157,7 +141,9 @@ def test_an_export_without_a_declaration_compiles(
         return
     assert GO is not None
     assert GOFMT is not None
-    go_module(tmp_path, source, main=None)
+    (tmp_path / "go.mod").write_text("module example.com/rollouts\n\ngo 1.19\n", encoding="utf-8")
+    (tmp_path / "failurekinds").mkdir()
+    (tmp_path / "failurekinds" / "failurekinds.go").write_text(source, encoding="utf-8")
     assert run([GOFMT, "-l", "failurekinds"], tmp_path).stdout == ""  # already as gofmt writes it
     for step in (["vet", "./..."], ["build", "./..."]):
         done = run([GO, *step], tmp_path, go_environment)
