@@ -26,7 +26,7 @@ from failure_kinds._display import plain
 from .errors import AuditError, cannot_start
 from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
-from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri
+from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri, make_decoder
 from .tasks import (
     LOCAL,
     STREAM,
@@ -216,6 +216,11 @@ def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
         workers = worker_limit(jobs, len(batches))
         if workers == 0 or not _room_for_pool(workers):
             return run_here(batches, settings, pins, meter, fast)
+        if context.get_start_method() == "fork":
+            # What every worker loads is loaded here first: forked workers share it instead of each
+            # loading it again (msgspec, and the older labels that classifying a value may need).
+            make_decoder(settings.field.split("."), fast)
+            settings.category("")
         merge = OrderedMerge()
         try:
             lost = _run_pool(

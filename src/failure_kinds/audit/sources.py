@@ -373,6 +373,7 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
         if limit is not None:
             limit -= len(chunk)
         offset = 0  # where the lines not yet handed over start in ``chunk``
+        completed: list[bytes] = []  # the line that ``pending`` began, once this read ends it
         if skipping or pending:
             end = chunk.find(b"\n")
             if end < 0:
@@ -390,9 +391,8 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
                 yield 1 if skipped_blank and (end == 0 or chunk[:end].isspace()) else None
             else:
                 pending.append(chunk[: end + 1])
-                joined = b"".join(pending)  # the line that ``pending`` began, now complete
+                completed = [b"".join(pending)]
                 pending, pending_size = [], 0
-                yield [joined], joined.isascii()
             offset = end + 1
         if offset < len(chunk) and chunk[offset] in _WHITE_SPACE_CODES:
             # Blank lines at the start of a read are counted without splitting them: a file of nothing
@@ -407,11 +407,15 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
                 blank_end = chunk.rfind(b"\n", offset, len(chunk) - len(rest.lstrip(_WHITE_SPACE))) + 1
                 newlines = chunk.count(b"\n", offset, blank_end) if blank_end else 0
             if blank_end:
+                if completed:
+                    yield completed, completed[0].isascii()
+                    completed = []
                 yield newlines
                 offset = blank_end
         stream = io.BytesIO(chunk)  # shares the bytes: nothing is copied to read lines from it
         stream.seek(offset)
-        lines = stream.readlines()
+        # A line completed by this read goes with the read's own lines: one batch per read, not two.
+        lines = completed + stream.readlines()
         if lines and not lines[-1].endswith(b"\n"):
             tail = lines.pop()
             if len(tail) > line_bytes:
@@ -419,7 +423,7 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
             else:
                 pending, pending_size = [tail], len(tail)
         if lines:
-            yield lines, chunk.isascii()
+            yield lines, chunk.isascii() and (not completed or completed[0].isascii())
     if data.error is not None:
         return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
