@@ -1,36 +1,54 @@
-"""failure_kinds._display: how every module shows a value or a path it did not write."""
+"""How every message shows a value or a path it did not write, seen where a user sees it: the warning
+validate_failure_kind logs for a value that is not a string, and a configuration error naming a path."""
 
 from __future__ import annotations
 
+import logging
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failure_kinds import _display
-from failure_kinds._display import escaped, plain, shown
+import failure_kinds
+from failure_kinds import _runtime, validate_failure_kind
+from failure_kinds.config import ConfigError, load_config
+
+LIMIT = 200  # what a warning shows of a value, as docs/validation.md promises
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        *[
-            (value, repr(value))
-            for value in ["judge_faild", 42, None, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}]
-        ],
-        *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"}), 10**50]],
-        # Dicts and sets keep their own order: sorting would run the elements' comparisons.
-        ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
-        # Decimal conversion of an int this size is refused (and quadratic before that).
-        (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
-        ("x" * 1000, "'" + "x" * 196 + "..."),  # the limit messages promise
-    ],
-    ids=lambda value: type(value).__name__,
-)
-def test_a_value_reads_as_its_repr(value: object, expected: str) -> None:
-    assert shown(value) == expected
-    assert _display.LIMIT == 200
+def escape(text: str) -> str:
+    """``text`` with each character that is not printable written as its escape."""
+
+    def one(code: int) -> str:
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    return "".join(character if character.isprintable() else one(ord(character)) for character in text)
+
+
+def warned(value: object) -> str:
+    """The one warning validating ``value`` logs, from a fresh start."""
+    messages: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    failure_kinds._WARNED_UNKNOWN.clear()
+    failure_kinds.logger.addHandler(handler)
+    try:
+        validate_failure_kind(value)
+    finally:
+        failure_kinds.logger.removeHandler(handler)
+    (message,) = messages
+    assert message.isprintable(), ascii(message)
+    return message
+
+
+def shown(value: object) -> str:
+    """How the warning about ``value``, which is not a string, shows it."""
+    message = warned(value)
+    assert message.startswith("failure kind is not a string: ")
+    return message.removeprefix("failure kind is not a string: ").rpartition(" of type ")[0]
 
 
 def raising(*arguments: object) -> object:
@@ -41,28 +59,36 @@ def raising(*arguments: object) -> object:
 Hostile = type(
     "Hostile", (str,), dict.fromkeys(["__repr__", "__len__", "__getitem__", "__iter__", "__lt__"], raising)
 )
-
-
-def test_a_str_subclass_is_shown_as_its_text_without_running_its_methods() -> None:
-    assert shown(Hostile("judge_faild")) == "'judge_faild'"
-    assert shown([Hostile("a"), {Hostile("k"): Hostile("v")}]) == "['a', {'k': 'v'}]"
-    assert escaped(Hostile("a\nb"), 10) == "a\\x0ab"
-    assert escaped(Hostile("a\x1bb")) == "a\\x1bb"
-    assert plain(Hostile("judge_faild")) == "judge_faild"
-    assert plain(Hostile(" a")) == "' a'"
-
-
 RaisingRepr = type("RaisingRepr", (), {"__repr__": raising})
-StrSubclassRepr = type("StrSubclassRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})
+LongName = type("T" * 500, (RaisingRepr,), {})
 
 
-def test_what_a_value_cannot_say_for_itself_is_named_by_its_type() -> None:
-    assert shown(RaisingRepr()) == "<RaisingRepr object whose repr failed>"
-    assert shown([1, RaisingRepr()]) == "[1, <RaisingRepr object whose repr failed>]"
-    assert shown(StrSubclassRepr()) == "forged\\x0aline"
-    forged, long_name = (type(name, (RaisingRepr,), {})() for name in ("Forged\nERROR", "T" * 500))
-    assert shown(forged) == "<Forged\\x0aERROR object whose repr failed>"
-    assert shown(long_name, 1000) == "<" + "T" * 197 + "... object whose repr failed>"
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        *[(value, repr(value)) for value in [42, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}, 10**50]],
+        *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"})]],
+        # Dicts and sets keep their own order: sorting would run the elements' comparisons.
+        ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
+        # Decimal conversion of an int this size is refused (and quadratic before that).
+        (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
+        ([Hostile("a"), {Hostile("k"): Hostile("v")}], "['a', {'k': 'v'}]"),  # its text, not its methods
+        # What a value cannot say for itself is named by its type.
+        ([1, RaisingRepr()], "[1, <RaisingRepr object whose repr failed>]"),
+        (type("Forged\nERROR", (RaisingRepr,), {})(), "<Forged\\x0aERROR object whose repr failed>"),
+        (LongName(), "<" + "T" * 196 + "..."),
+        (type("StrRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})(), "forged\\x0aline"),
+        (["x" * 1000], "['" + "x" * 195 + "..."),  # cut to the limit, ending in "..."
+    ],
+    ids=lambda value: type(value).__name__[:20],
+)
+def test_a_value_reads_as_its_repr_escaped_and_cut(value: object, expected: str) -> None:
+    assert shown(value) == expected
+
+
+def test_a_types_name_is_escaped_and_cut_as_a_value_is() -> None:
+    assert warned(type("Forged\nERROR", (), {})()).endswith(" of type Forged\\x0aERROR")
+    assert warned(LongName()).endswith(" of type " + "T" * 197 + "...")
 
 
 class Counted:
@@ -84,10 +110,10 @@ def test_showing_a_huge_value_reads_only_what_is_shown(shape: str) -> None:
         "nested": [[element] for element in elements],
     }[shape]
     Counted.calls = 0
-    text = shown(value, 100)
-    assert len(text) == 100
-    assert text.endswith("...")
-    assert Counted.calls <= 100
+    text = shown(value)
+    assert (len(text), text[-3:]) == (LIMIT, "...")
+    # Once to tell the value from others (cut at REPR_LENGTH), once for the warning.
+    assert Counted.calls <= _runtime.REPR_LENGTH + LIMIT + 2
 
 
 def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
@@ -99,42 +125,23 @@ def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
 
 
 def test_a_string_is_cut_before_its_repr_is_made() -> None:
-    text = "x" * 10_000_000
-    assert shown(text, 20) == "'xxxxxxxxxxxxxxxx..."
-    assert [escaped(text, limit) for limit in (5, 4, 3, 0)] == ["xx...", "x...", "xxx", ""]
-    assert shown("short") == "'short'"
-
-
-@given(st.text(alphabet=st.characters(codec=None), max_size=400), st.integers(min_value=-5, max_value=300))
-def test_escaped_and_plain_text_are_bounded_printable_and_keep_plain_text(text: str, limit: int) -> None:
-    for result in (escaped(text, limit), escaped(text), plain(text, max(limit, 0))):
-        assert result.isprintable(), ascii(result)
-        for character in text:
-            if not character.isprintable():
-                assert character not in result
-    full, cut = escaped(text), max(limit, 0)
-    # What does not fit is cut to the limit, ending in "..." where four characters or more are left.
-    assert escaped(text, limit) == (
-        full if len(full) <= cut else full[: cut - 3] + "..." if cut >= 4 else full[:cut]
+    assert warned("x" * 10_000_000) == (
+        "unregistered failure_kind '" + "x" * 196 + "...; register it or namespace it as '<server>:<kind>'. "
+        "Reported once per name."
     )
-    if text.isprintable():
-        assert escaped(text) == text
-    if text and text.isprintable() and text.strip() == text:
-        assert plain(text, max(limit, 0)) == text
-    else:
-        assert plain(text, max(limit, 0)) == shown(text, max(limit, 0))
 
 
 # Every shape a value arrives in: strings of any code point, numbers, bytes, and containers of them.
-values = st.recursive(
-    st.one_of(
-        st.text(alphabet=st.characters(codec=None), max_size=300),
-        st.text(alphabet=st.sampled_from("\n\r\x1b[]0;m\x00\x85\u2028\u202e\u2066\ud800 a"), max_size=300),
-        st.integers(),
-        st.floats(),
-        st.binary(max_size=100),
-        st.none(),
-    ),
+leaves = st.one_of(
+    st.text(alphabet=st.characters(codec=None), max_size=300),
+    st.text(alphabet=st.sampled_from("\n\r\x1b[]0;m\x00\x85\u2028\u202e\u2066\ud800 a"), max_size=300),
+    st.integers(),
+    st.floats(),
+    st.binary(max_size=100),
+    st.none(),
+)
+containers = st.recursive(
+    leaves,
     lambda children: st.one_of(
         st.lists(children, max_size=8),
         st.tuples(children, children),
@@ -153,35 +160,32 @@ def depth(value: object) -> int:
     return 0
 
 
-def quoted(value: object) -> bool:
-    return "'" in repr(value) or '"' in repr(value)
-
-
-@given(values, st.integers(min_value=0, max_value=400))
-def test_any_value_shows_as_one_bounded_printable_line(value: object, limit: int) -> None:
-    text = shown(value, limit)
-    assert len(text) <= limit
-    assert text.isprintable(), ascii(text)
-    full = escaped(repr(value))
-    if len(full) <= limit and depth(value) <= 6:
+@given(containers.filter(lambda value: value is not None and not isinstance(value, str)))
+def test_any_value_shows_as_one_bounded_printable_line(value: object) -> None:
+    text = shown(value)
+    assert len(text) <= LIMIT
+    full = escape(repr(value))
+    if len(full) <= LIMIT and depth(value) <= 6:
         assert text == full
     # A string cut before its repr may pick other quotes than the whole one; elsewhere what is shown is
     # the start of the value's own repr, escaped, and the cut marker is past the limit.
-    if depth(value) <= 6 and not (len(full) > limit and quoted(value)):
+    quoted = "'" in repr(value) or '"' in repr(value)
+    if depth(value) <= 6 and not (len(full) > LIMIT and quoted):
         assert full.startswith(text.removesuffix("...")), (text, full)
 
 
 @given(st.text(alphabet=st.characters(codec=None), max_size=400))
 def test_a_custom_repr_is_escaped_after_repr(text: str) -> None:
-    class Shown:
-        def __repr__(self) -> str:
-            return text
+    assert len(shown(type("Shown", (), {"__repr__": lambda self: text})())) <= LIMIT
 
-    class ShownStr(str):
-        def __repr__(self) -> str:
-            return text
 
-    for value in (Shown(), ShownStr(text), ShownStr("legacy" + text)):
-        for limit in (0, 3, 4, 40, 200):
-            assert shown(value, limit).isprintable()
-            assert len(shown(value, limit)) <= limit
+ABSENT = Path(tempfile.gettempdir(), "failure-kinds-absent")
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00/"), max_size=60))
+def test_a_path_is_printed_as_is_when_plain_and_quoted_and_escaped_otherwise(name: str) -> None:
+    path = str(ABSENT / f"k{name}")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    plain = path.isprintable() and path.strip() == path
+    assert str(raised.value) == (path if plain else escape(repr(path))) + ": no such file"
