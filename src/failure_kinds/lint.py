@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import stat
+import tokenize
 import warnings
 from typing import NamedTuple
 
@@ -282,10 +284,18 @@ class Checker:
             return len(characters.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace")) + 1
 
         findings: list[Finding] = []
+        comments: dict[int, bytes] | None = None
+        tokenized = False
         for use, (code, message, replacement) in judged:
             line = use.lineno
-            if _suppressed(raw[line - 1] if line <= len(raw) else b"", code):
-                continue
+            physical = raw[line - 1] if line <= len(raw) else b""
+            if _NOQA.search(physical):
+                # Only a comment silences a line, not a string that reads like one (the whole line
+                # where the tokenizer cannot tell).
+                if not tokenized:
+                    comments, tokenized = _comments(source), True
+                if _suppressed(physical if comments is None else comments.get(line, b""), code):
+                    continue
             fix = end = None
             if isinstance(use, ast.Constant):
                 end_line, end_offset = use.end_lineno or line, use.end_col_offset or 0
@@ -394,6 +404,18 @@ def _wide_text(source: bytes) -> str | None:
         f"{name} ({order}-endian) text; Python source is read as UTF-8 unless it declares another "
         f"encoding: convert it with iconv -f {encoding} -t UTF-8"
     )
+
+
+def _comments(source: bytes) -> dict[int, bytes] | None:
+    """The comment of each line that has one; None when the tokenizer fails on source the parser took."""
+    comments: dict[int, bytes] = {}
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.string.encode("utf-8", "surrogatepass")
+    except (tokenize.TokenError, SyntaxError, UnicodeError):
+        return None
+    return comments
 
 
 def _suppressed(line: bytes, code: str) -> bool:
