@@ -1,11 +1,9 @@
-"""The documentation says what the code does: the README and the pages in docs/ are run, compared and built.
+"""The README and the pages in docs/ say what the code does: they are run, compared and built.
 
-In a recipe (a python block after `<!-- recipe: NAME -->`), a comment `# logs: TEXT` is a line the recipe
-writes to stderr and `# prints: TEXT` a line it writes to stdout (nothing else may be written to either),
-and `#   error: TEXT` right after a commented-out call is the error mypy reports for that call once it is
-uncommented (`...` ends a shortened message). A block after `<!-- commands: ... -->` is a terminal
-session: each `$ COMMAND` runs from the repository's top directory and prints exactly the lines below it.
-"""
+A recipe (a python block after `<!-- recipe: NAME -->`) writes exactly its `# logs: TEXT` lines to stderr
+and its `# prints: TEXT` lines to stdout; `#   error: TEXT` after a commented-out call is what mypy says
+of it uncommented (`...` ends a shortened message). In a block after `<!-- commands: ... -->`, each
+`$ COMMAND` run from the top directory prints exactly the lines below it."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ CHECKED = re.compile(r"^# (?P<code>\w+\(.*\)) .*\n#   error: (?P<message>.*)$", 
 FENCED = re.compile(r"(?:^(?P<marker><!--[^\n]*-->)\n)?^```(?P<info>[a-z]*)\n(?P<body>.*?)^```$", re.M | re.S)
 PYTEST_RECIPE = "<!-- pytest recipe:"
 COMMANDS = "<!-- commands:"
-# Blocks of commands that another test module runs: the worked example (tests/test_worked_example.py) and
-# the adoption walkthrough (tests/test_adopting.py), each in a copy or a folder of its own.
+# Blocks of commands run by tests/test_worked_example.py and tests/test_adopting.py.
 RUN_ELSEWHERE = ("<!-- worked example:", "<!-- adopting:")
 FOUND = [
     (document, found) for document in DOCUMENTS for found in FENCED.finditer(document.read_text("utf-8"))
@@ -42,7 +39,7 @@ FOUND = [
 
 
 def blocks(marker: str) -> list[tuple[Path, str]]:
-    """Every fenced block, in the README and the pages, right after a comment line starting with `marker`."""
+    """Every fenced block right after a comment line starting with `marker`."""
     return [
         (document, found["body"]) for document, found in FOUND if (found["marker"] or "").startswith(marker)
     ]
@@ -86,7 +83,7 @@ def test_readme_keeps_to_its_budget_and_its_links_lead_somewhere() -> None:
 
 
 def test_no_release_tag_is_named() -> None:
-    """A clone carries no tags, so no document may install from or pin to one as if it existed."""
+    # A clone carries no tags, so no document may install from or pin to one.
     for path in [*DOCUMENTS, ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md"]:
         text = path.read_text(encoding="utf-8")
         # A tag such as v1.2.3, not a version inside a URL (semver.org/spec/v2.0.0.html).
@@ -95,8 +92,7 @@ def test_no_release_tag_is_named() -> None:
 
 
 def test_every_block_of_code_or_commands_is_run() -> None:
-    """A python block is a recipe; a block that shows `$ COMMAND` and its output is run here or by the
-    module its marker names."""
+    # A python block is a recipe; a `$ COMMAND` block is run here or by the module its marker names.
     recipes = ("<!-- recipe:", PYTEST_RECIPE)
     unmarked = [
         f"{document.name}: {found['body'].splitlines()[0]}"
@@ -119,7 +115,6 @@ def test_every_block_of_code_or_commands_is_run() -> None:
 
 
 def needs_for(code: str) -> list[pytest.MarkDecorator]:
-    """A recipe that imports an extra's library skips without it, as the extra may not be installed."""
     imported = re.findall(r"^(?:from|import) (pydantic|opentelemetry|prometheus_client)\b", code, flags=re.M)
     return [needs(name) for name in sorted(set(imported))]
 
@@ -138,8 +133,8 @@ def test_recipe_runs(name: str, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    """mypy's errors for each recipe, and for each recipe with one of its rejected calls uncommented at its
-    end (`NAME-N`), checked as users' code is: against the stub in stubs/. One run checks them all."""
+    """mypy's errors, in one run against the stub, for each recipe and each with its Nth rejected call
+    uncommented at its end (`NAME-N`)."""
     folder = tmp_path_factory.mktemp("recipes")
     files: dict[str, str] = {}  # the name of each case by its file's
     for name, code in doc_recipes().items():
@@ -165,7 +160,6 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
 def test_recipe_shows_what_mypy_says(name: str, mypy_errors: dict[str, list[str]]) -> None:
     assert mypy_errors[name] == []
     for index, found in enumerate(CHECKED.finditer(doc_recipes()[name])):
-        # The rejected call, uncommented, at the end of the recipe: mypy must report exactly the shown error.
         (error,) = mypy_errors[f"{name}-{index}"]
         shown = found["message"]
         assert (
@@ -220,7 +214,7 @@ def test_command_prints_what_the_page_shows(document: str, shown: str, output: s
 
 
 def test_audit_json_report_is_the_example_report() -> None:
-    """The annotated JSON report on the audit page is the example's real report, its lists cut short."""
+    # The annotated report on the audit page is the example's real one, its lists cut short.
     ((_, body),) = blocks("<!-- audit json report:")
     example = ("examples/rollout_failures.jsonl", "--aliases", "examples/aliases.toml", "--format", "json")
     result = run_cli("audit", *example)
@@ -279,8 +273,7 @@ def test_declaration_is_the_worked_examples() -> None:
 
 
 def test_vocabulary_page_holds_the_table_of_the_enum() -> None:
-    """The committed table is what `failure-kinds list --format markdown` prints (stubs/generate.py writes
-    it, and its --check, run by `make lint`, fails on a stale one: tests/test_stub.py)."""
+    # stubs/generate.py writes the table; this holds it to the command's output.
     listed = run_cli("list", "--format", "markdown")
     assert listed.returncode == 0, listed.stderr
     source = (DOCS / "vocabulary.md").read_text(encoding="utf-8")
@@ -292,9 +285,7 @@ def test_vocabulary_page_holds_the_table_of_the_enum() -> None:
 
 
 def test_navigation_lists_every_page_once_and_every_link_is_a_file_of_the_site() -> None:
-    """Zensical neither reports a page missing from the navigation, as MkDocs' `validation: nav` did, nor
-    checks a link to a file that is not a page (`missing.txt`, `no_such_dir/`), which MkDocs' strict
-    build failed on."""
+    # Zensical checks neither: a page missing from the nav, a link to a file that is not a page.
     navigation = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:\n", 1)[1].split("\n\n", 1)[0]
     listed = re.findall(r"^  - [^:\n]+: (\S+)$", navigation, flags=re.MULTILINE)
     assert len(listed) == len(navigation.splitlines()), "one `  - Title: page.md` line per entry"
@@ -312,9 +303,8 @@ SITE_TOOLS = ("zensical", "mkdocstrings", "mkdocstrings_handlers")
 
 
 def build_site(tmp_path: Path, added: dict[str, str]) -> tuple[int, str, Path]:
-    """`zensical build --strict` of a copy of the site's sources with ``added`` appended to its pages, so a
-    build neither writes nor reads the checkout's build/site and .cache (Zensical takes site_dir and its
-    cache relative to mkdocs.yml): its exit code, its output and the copy's folder."""
+    """`zensical build --strict` of a copy of the sources (so the checkout's build/ and .cache stay out),
+    with ``added`` appended to its pages: its exit code, its output and the copy's folder."""
     root = tmp_path / "project"
     shutil.copytree(DOCS, root / "docs")
     for name in ("mkdocs.yml", "README.md"):
@@ -331,8 +321,7 @@ def build_site(tmp_path: Path, added: dict[str, str]) -> tuple[int, str, Path]:
 @pytest.mark.interpreter_independent
 @needs(*SITE_TOOLS)
 def test_site_builds_strictly(tmp_path: Path) -> None:
-    """`zensical build --strict` finds every link, anchor, included section and API object, and prints
-    nothing but its progress: no warning, no banner."""
+    # Every link, anchor, included section and API object is found, and only progress is printed.
     returncode, output, root = build_site(tmp_path, {})
     assert returncode == 0, output
     for line in output.splitlines():
@@ -382,15 +371,10 @@ def test_site_build_fails_on_a_broken_reference(case: str, tmp_path: Path) -> No
 
 
 def test_diff_prints_changes_in_the_order_the_vocabulary_page_gives() -> None:
-    """The page's paragraph on `failure-kinds diff`: incompatible changes first (a changed replacement,
-    re-valued kinds, removals: kinds, older labels, stages), then additions (kinds, older labels, stages),
-    deprecations and kinds no longer deprecated."""
     from failure_kinds.export import compare
 
     def kinds(*triples: tuple[str, str, str | None]) -> list[dict[str, object]]:
-        return [
-            {"value": value, "name": name, "replaced_by": replaced_by} for value, name, replaced_by in triples
-        ]
+        return [dict(zip(("value", "name", "replaced_by"), triple, strict=True)) for triple in triples]
 
     old = {
         "kinds": kinds(("a", "A", None), ("b", "B", None), ("d", "D", "a"), ("e", "E", None)),
