@@ -52,6 +52,9 @@ def project(tmp_path: Path) -> Path:
         "swe_env:patch_apply_failed    namespaced",
         "swe_env:test_colection_error  undeclared, did you mean 'swe_env:test_collection_error'?"]),
     ("- --format json", "\n \n", 0, ["[]"]),
+    *((f"--format json {name}", None, 1, [json.dumps([{"name": name, "category": category, "suggestion": None,
+                                                        "replacement": None}], indent=2)])
+      for name, category in [("swe_env:invented", "undeclared"), ("My_Env:Quota", "malformed")]),
 ])  # fmt: skip
 def test_each_name_gets_one_line_and_the_exit_code_says_whether_all_are_known(
     project: Path, arguments: str, stdin: str | None, code: int, lines: list[str]
@@ -62,17 +65,6 @@ def test_each_name_gets_one_line_and_the_exit_code_says_whether_all_are_known(
         "".join(f"{line}\n" for line in lines),
         "",
     )
-
-
-@pytest.mark.parametrize(
-    ("name", "category"), [("swe_env:invented", "undeclared"), ("My_Env:Quota", "malformed")]
-)
-def test_json_names_the_category(project: Path, name: str, category: str) -> None:
-    result = run("--format", "json", name, cwd=project)
-    assert result.returncode == 1
-    assert json.loads(result.stdout) == [
-        {"name": name, "category": category, "suggestion": None, "replacement": None}
-    ]
 
 
 def test_every_older_label_is_legacy_with_its_replacement(tmp_path: Path) -> None:
@@ -95,7 +87,10 @@ def test_a_deprecated_kind_is_registered_and_names_its_replacement(
         0,
         "cancelled  registered, deprecated: use 'agent_timeout'\n",
     )
-    assert check_name("cancelled", {})["replacement"] == "agent_timeout"
+    assert (
+        json.loads(run("cancelled", "--format", "json", cwd=tmp_path).stdout)[0]["replacement"]
+        == "agent_timeout"
+    )
 
 
 def test_declarations_come_from_config_option_too(
@@ -156,8 +151,8 @@ MALFORMED = st.from_regex(r"[A-Za-z0-9_\- ]{0,10}:[A-Za-z0-9_:\- ]{0,20}\n?", fu
 @settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(NAMESPACED, MALFORMED, st.text(max_size=40), st.sampled_from(sorted(FAILURE_KINDS))))
 def test_category_follows_the_declaration_and_agrees_with_the_lint_and_the_warning(name: str) -> None:
-    """Malformed exactly when the lint says FK002 and the run-time warning calls it a malformed namespaced
-    kind; undeclared exactly when the server is declared and the kind is not."""
+    """Malformed exactly when the lint says FK002 and the run-time warning says malformed; undeclared
+    exactly when the server is declared and the kind is not."""
     from failure_kinds._runtime import restore, snapshot
     from failure_kinds.lint import Checker
 
@@ -260,8 +255,7 @@ LONG_NAMES = st.one_of(
 @settings(max_examples=examples(100), deadline=None)
 @given(LONG_NAMES.filter(lambda name: name != "-"))
 def test_a_name_is_checked_and_shown_alike_from_the_command_line_and_stdin(name: str) -> None:
-    """The one cut: a name given as an argument and the same line read from stdin are the same name, checked
-    the same, and shown as one escaped line of bounded length."""
+    # One cut: an argument and the same line read from stdin are checked alike, shown as one bounded line.
     given = run_cli_bytes("check", "--", name)
     read = run_cli_bytes("check", "-", stdin=name.encode("utf-8", "surrogateescape") + b"\n")
     if name.strip() or len(name) > NAME_LIMIT:
