@@ -1,6 +1,5 @@
-"""The adoption walkthrough (docs/adopting.md) as written: on a copy of examples/adopting, each command it
-shows, in its order, prints exactly what the page says and earns the exit code given here, and the
-declaration it adds is applied where the page adds it."""
+"""The adoption walkthrough (docs/adopting.md) as written: on a copy of examples/adopting, each command, in
+order, prints exactly what the page shows and earns the exit code given here."""
 
 from __future__ import annotations
 
@@ -60,45 +59,22 @@ def run(shown: str, folder: Path) -> subprocess.CompletedProcess[str]:
     environment.pop("PYTHONWARNINGS", None)  # the page shows Python's default warning filters
     # One stream, as a terminal shows them: the warning is written before the program's buffered output.
     return subprocess.run(
-        argv,
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        encoding="utf-8",
-        env=environment,
-        input=stdin,
-        timeout=120,
-        check=False,
-    )
+        argv, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+        env=environment, input=stdin, timeout=120, check=False,
+    )  # fmt: skip
 
 
-def test_the_page_walks_through_every_step() -> None:
+def test_the_page_walks_through_every_step_and_each_prints_what_the_page_shows(tmp_path: Path) -> None:
     shown = [" ".join(shlex.split(command)[:2]) for command, _ in steps()]
-    assert shown == [
-        "python -",
-        "failure-kinds lint",
-        "failure-kinds lint",
-        "failure-kinds lint",
-        "declaration",
-        "failure-kinds lint",
-        "failure-kinds audit",
-    ]
+    lint = "failure-kinds lint"
+    assert shown == ["python -", lint, lint, lint, "declaration", lint, "failure-kinds audit"]
     assert [command for command, _ in steps() if "--fix" in command or "--diff" in command] == [
         "failure-kinds lint --diff web_env",
         "failure-kinds lint --fix web_env",
     ]
     headings = re.findall(r"^## (.*)$", PAGE.read_text(encoding="utf-8"), flags=re.MULTILINE)
-    assert headings == [
-        "1. Swap the import",
-        "2. Run the lint",
-        "3. Fix the older labels",
-        "4. Declare the namespaces you use",
-        "5. Audit the old logs",
-    ]
-
-
-def test_the_walkthrough_prints_what_the_page_shows(tmp_path: Path) -> None:
+    assert headings == ["1. Swap the import", "2. Run the lint", "3. Fix the older labels",
+                        "4. Declare the namespaces you use", "5. Audit the old logs"]  # fmt: skip
     folder = tmp_path / "adopting"
     shutil.copytree(EXAMPLE, folder)
     source = folder / "web_env" / "producer.py"
@@ -133,8 +109,7 @@ def test_the_walkthrough_prints_what_the_page_shows(tmp_path: Path) -> None:
 
 
 def test_the_shipped_example_is_the_starting_point() -> None:
-    """The example stays as it was before adoption: no declaration, the older labels still in its code,
-    and a log with every category the page explains."""
+    # As before adoption: no declaration, the older labels in its code, every category in its log.
     configuration = tomllib.loads((EXAMPLE / "pyproject.toml").read_text(encoding="utf-8"))
     assert "failure-kinds" not in configuration.get("tool", {})
     producer = (EXAMPLE / "web_env" / "producer.py").read_text(encoding="utf-8")

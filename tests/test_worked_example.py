@@ -1,5 +1,5 @@
 """The documented worked example of a declared namespace: each command it shows, run in examples/swe_env,
-prints exactly what the page says, and the generated module there is the one the declaration gives."""
+prints exactly what the page says, and the generated module there is the declaration's."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ PROGRAMS = {
 
 
 def shown_commands() -> list[tuple[str, str]]:
-    """(command, output) pairs of the worked example (in the docs, or the README before them), in order."""
+    """(command, output) pairs of the worked example, in order."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
     blocks = [found for page in pages if (found := BLOCK.search(page.read_text(encoding="utf-8")))]
     assert len(blocks) == 1, "exactly one page shows the worked example"
