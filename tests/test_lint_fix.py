@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from helpers import examples, run_cli, run_cli_bytes
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds import lint
@@ -112,14 +112,9 @@ def test_fix_rewrites_older_labels_with_one_replacement_and_diff_shows_the_same(
     assert again.stdout.splitlines() == lines[3:]
     nothing = run("--diff", "producer.py", cwd=tmp_path)
     assert (nothing.returncode, nothing.stdout) == (0, "")
-
-
-def test_fix_of_everything_exits_0_and_json_reports_the_changes_on_stderr(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text('row = {"failure_kind": "unreachable"}\n')
-    result = run("--fix", "--format", "json", ".", cwd=tmp_path)
-    assert (result.returncode, json.loads(result.stdout)) == (0, [])
-    assert result.stderr == "./a.py:1:24 unreachable -> transport_unreachable\n"
-    assert (tmp_path / "a.py").read_text() == 'row = {"failure_kind": "transport_unreachable"}\n'
+    shown = " ".join(run("--help", cwd=tmp_path).stdout.split())  # --help says what --diff prints
+    assert "the diff is the whole output (no findings, whatever --format says)" in shown
+    assert "every position printed is in the rewritten file" in shown
 
 
 @pytest.mark.parametrize(
@@ -142,11 +137,19 @@ SANDBOX = "older failure kind 'sandbox' has no single replacement; choose the ki
         ("github", f"::error file=a.py,line=1,col=49,title=FK004::{SANDBOX}\n"),
     ],
 )
-def test_fix_reports_what_is_left_where_the_rewrite_moved_it(
+def test_the_diff_is_the_whole_output_and_fix_reports_what_is_left_where_the_rewrite_moved_it(
     tmp_path: Path, output: str, left: str | None
 ) -> None:
-    # "sandbox" has no single replacement, and moves right by as much as "timeout" grew before it.
     (tmp_path / "a.py").write_text(COMPARED)
+    diff = run("--diff", "--unsafe-fixes", "--format", output, "a.py", cwd=tmp_path)
+    assert (diff.returncode, diff.stderr) == (1, "")
+    first = COMPARED.splitlines()[0]
+    assert diff.stdout == (
+        f"--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n-{first}\n"
+        f"+{first.replace('timeout', 'transport_timeout')}\n     pass\n"
+    )
+    assert (tmp_path / "a.py").read_text() == COMPARED
+    # "sandbox" has no single replacement, and moves right by as much as "timeout" grew before it.
     result = run("--fix", "--unsafe-fixes", "--format", output, "a.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert (tmp_path / "a.py").read_text() == COMPARED.replace('"timeout"', '"transport_timeout"')
@@ -159,22 +162,6 @@ def test_fix_reports_what_is_left_where_the_rewrite_moved_it(
     again = run("--format", output, "a.py", cwd=tmp_path)
     assert (again.returncode, again.stderr) == (1, "")
     assert again.stdout == result.stdout.removeprefix(change)
-
-
-@pytest.mark.parametrize("output", ["text", "json", "github"])
-def test_the_diff_is_the_whole_output_in_every_format(tmp_path: Path, output: str) -> None:
-    (tmp_path / "a.py").write_text(COMPARED)
-    result = run("--diff", "--unsafe-fixes", "--format", output, "a.py", cwd=tmp_path)
-    assert (result.returncode, result.stderr) == (1, "")
-    first = COMPARED.splitlines()[0]
-    assert result.stdout == (
-        f"--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n-{first}\n"
-        f"+{first.replace('timeout', 'transport_timeout')}\n     pass\n"
-    )
-    assert (tmp_path / "a.py").read_text() == COMPARED
-    shown = " ".join(run("--help", cwd=tmp_path).stdout.split())  # --help says so
-    assert "the diff is the whole output (no findings, whatever --format says)" in shown
-    assert "every position printed is in the rewritten file" in shown
 
 
 UNSAFE = "not fixed by default: code that reads older data compares with it; --unsafe-fixes rewrites it"
@@ -247,8 +234,10 @@ def at(lines: list[str], line: int, col: int, value: str) -> bool:
     return lines[line - 1][col - 1 :].startswith((f'"{value}"', f"'{value}'"))
 
 
+# The example fixes everything: exit 0, no finding left in the JSON, each change on stderr.
 @settings(max_examples=examples(100), deadline=None)
 @given(st.lists(ROWS, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n", "\r"]), st.booleans())
+@example([("record(", ['"unreachable"'], "")], "\n", False)
 def test_fix_changes_only_the_literals_and_every_position_it_prints_is_in_the_rewritten_file(
     rows: list[tuple[str, list[str], str]], line_end: str, unsafe: bool
 ) -> None:
@@ -358,18 +347,18 @@ LEFT_ALONE = {
 
 
 @pytest.mark.parametrize("case", sorted(LEFT_ALONE))
-@pytest.mark.parametrize("option", ["--fix", "--diff", "--format=sarif"])
-def test_a_file_fix_refuses_is_left_alone_with_a_note(tmp_path: Path, case: str, option: str) -> None:
+def test_a_file_fix_refuses_is_left_alone_with_a_note(tmp_path: Path, case: str) -> None:
     source, reason = LEFT_ALONE[case]
     (tmp_path / "a.py").write_bytes(source)
     if case == "hard links":
         os.link(tmp_path / "a.py", tmp_path / "b.py")
-    result = run(option, ".", cwd=tmp_path)
-    assert result.returncode == 1
-    assert f"./a.py: not fixed: {reason}" in result.stderr
-    assert ("+++" in result.stdout, '"fixes"' in result.stdout) == (False, False)
-    assert (tmp_path / "a.py").read_bytes() == source
-    assert (tmp_path / "a.py").stat().st_nlink == (2 if case == "hard links" else 1)
+    for option in ("--fix", "--diff", "--format=sarif"):
+        result = run(option, ".", cwd=tmp_path)
+        assert result.returncode == 1, option
+        assert f"./a.py: not fixed: {reason}" in result.stderr
+        assert ("+++" in result.stdout, '"fixes"' in result.stdout) == (False, False)
+        assert (tmp_path / "a.py").read_bytes() == source
+        assert (tmp_path / "a.py").stat().st_nlink == (2 if case == "hard links" else 1)
 
 
 @pytest.mark.parametrize("save", ["in place", "by a rename"])
