@@ -124,10 +124,10 @@ def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
     assert shown(value) == "[" * 7 + "..." + "]" * 7
 
 
-def test_a_string_is_cut_before_its_repr_is_made() -> None:
-    assert warned("x" * 10_000_000) == (
-        "unregistered failure_kind '" + "x" * 196 + "...; register it or namespace it as '<server>:<kind>'. "
-        "Reported once per name."
+def test_a_string_is_cut_before_its_repr_is_made_and_its_escapes_shown() -> None:
+    assert warned("evil\n\x1b[2J" + "y" * 10_000_000) == (
+        "unregistered failure_kind 'evil\\n\\x1b[2J" + "y" * 183 + "...; register it or namespace it as"
+        " '<server>:<kind>'. Reported once per name."
     )
 
 

@@ -13,9 +13,10 @@ import pytest
 from helpers import warnings_of
 from hypothesis import given
 from hypothesis import strategies as st
+from test_validation import outcome
 
 import failure_kinds
-from failure_kinds import OTHER_LABEL, _runtime, metric_label, validate_failure_kind
+from failure_kinds import OTHER_LABEL, is_namespaced, metric_label, validate_failure_kind
 from failure_kinds.history import OLDER_LABELS, OlderLabel, older_label
 
 # Written out on purpose, from the older registry as it was: the data must reproduce it, not define it.
@@ -121,9 +122,8 @@ def test_an_older_label_is_recognised_everywhere_for_what_it_is(
     assert advice in str(warning.message)
     assert replacement or "no single replacement" in str(warning.message)
     assert warning.filename == __file__
-    # At run time: its own category, reported once as an older label (never "unregistered" nor a guess),
-    # and counted as its replacement.
-    assert _runtime.category(label) == _runtime.category(label, {"srv": ("x",)}) == "legacy"
+    # At run time: reported once as an older label (never "unregistered" nor a guess), counted as its
+    # replacement.
     assert not failure_kinds.is_registered(label)
     assert not failure_kinds.is_namespaced(label)
     with caplog.at_level(logging.WARNING):
@@ -136,32 +136,6 @@ def test_an_older_label_is_recognised_everywhere_for_what_it_is(
     assert warnings_of(caplog) == [expected]
     assert metric_label(label) == (replacement or OTHER_LABEL)
     assert type(metric_label(label)) is str
-
-
-@pytest.mark.parametrize(
-    ("value", "category"),
-    [
-        ("judge_failed", "registered"),
-        ("transport_peer_drop", "registered"),
-        ("peer_dorp", "unregistered"),
-        ("Peer_Drop", "unregistered"),
-        ("PEER_DROP", "unregistered"),  # an enum or constant name is not a value
-        ("peer_drop:x", "namespaced"),
-        (b"peer_drop", "unregistered"),
-    ],
-)
-def test_values_around_the_older_labels_keep_their_categories(value: object, category: str) -> None:
-    assert _runtime.category(value) == category
-    assert metric_label(value) == (value if category != "unregistered" else OTHER_LABEL)
-
-
-def test_a_misspelled_older_label_is_still_a_misspelling(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING):
-        validate_failure_kind("peer_dorp")
-    assert warnings_of(caplog) == [
-        "unregistered failure_kind 'peer_dorp'; register it or namespace it as '<server>:<kind>'. "
-        "Reported once per name."
-    ]
 
 
 # The statements older code names the constants with, each naming the given names once ({names} is filled
@@ -267,14 +241,12 @@ def test_any_attribute_name_resolves_or_raises_attribute_error(name: str) -> Non
         st.builds(lambda label: type("Label", (str,), {})(label), st.sampled_from(sorted(OLDER))),
     )
 )
-def test_categories_and_labels_of_older_shapes_never_raise(value: str) -> None:
-    found = _runtime.category(value)
-    assert found in {"legacy", "unregistered", "namespaced"}
-    assert (found == "legacy") == (str.__str__(value) in OLDER_LABELS)
-    label = metric_label(value)
-    assert type(label) is str
-    assert label == (RENAMED.get(str.__str__(value)) or OTHER_LABEL) or found == "namespaced"
-    assert validate_failure_kind(value) is value
+def test_older_shapes_are_reported_and_labelled_by_their_text_and_never_raise(value: str) -> None:
+    warned, _, label = outcome(value)
+    legacy = str.__str__(value) in OLDER_LABELS
+    assert [message.startswith("older failure kind label") for message in warned] == [legacy] * len(warned)
+    assert legacy <= (len(warned) == 1)
+    assert label == (RENAMED.get(str.__str__(value)) or OTHER_LABEL) or is_namespaced(value)
 
 
 def test_a_stream_of_mixed_labels_warns_once_per_distinct_older_label(
