@@ -16,9 +16,8 @@ pytestmark = [pytest.mark.interpreter_independent, pytest.mark.skipif(MAKE is No
 
 
 def make(tmp_path: Path, on_path: list[str], in_pyenv: list[str], *arguments: str, **variables: str) -> str:
-    """`make ARGUMENTS` where PATH holds only sed, date and the given pythonX.Y, and a pyenv knows the
-    versions `in_pyenv` (each with its interpreter under pyenv's root), when there are any: the output,
-    after its exit status."""
+    """`make ARGUMENTS`'s exit status and output, with only sed, date and the given pythonX.Y on PATH and a
+    pyenv that knows the versions `in_pyenv`, when there are any."""
     bin_folder = tmp_path / "bin"
     bin_folder.mkdir()
     for tool in ("sed", "date"):

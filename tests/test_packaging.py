@@ -1,6 +1,5 @@
-"""What a user gets from `pip install failure-kinds`: the package, its marker and its stub. The wheel is
-installed into a fresh environment of the Python running the tests, and stubtest compares the stub with
-that Python's runtime, so these run on every supported Python."""
+"""What a user gets from `pip install failure-kinds`: the package, its marker and its stub, installed into a
+fresh environment of each supported Python, where stubtest compares the stub with that Python's runtime."""
 
 from __future__ import annotations
 
@@ -43,11 +42,8 @@ def test_wheel_ships_the_stub_beside_the_module_and_no_runtime_dependency(
 def test_stubtest_reports_only_the_allowlisted_known_limitations(
     wheel_install: WheelInstall, tmp_path: Path
 ) -> None:
-    """stubtest without the allowlist: every error is of an allowlisted name and every entry names one, so
-    with it stubtest has nothing to report and no unused entry (an error of another kind, such as a mypy
-    build error, is one more here). The runtime and the stub both come from the installed wheel: PYTHONPATH
-    puts its site-packages ahead of the editable install, and an empty config keeps the repository's
-    mypy_path out."""
+    """Without the allowlist, stubtest reports exactly its entries (so with it, nothing and no unused entry),
+    on the wheel's runtime and stub: PYTHONPATH puts them first and an empty config drops mypy_path."""
     where = "import sysconfig; print(sysconfig.get_path('purelib'))"
     purelib = subprocess.run([wheel_install.python, "-c", where], capture_output=True, text=True, check=True)
     (tmp_path / "empty.ini").write_text("[mypy]\n")
