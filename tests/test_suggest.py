@@ -20,37 +20,23 @@ from failure_kinds import (
     suggest,
     validate_failure_kind,
 )
+from failure_kinds.commands.check import check_name
 
 
-@pytest.mark.parametrize(
-    ("typed", "meant"),
-    [
-        ("Transport-Timeout", "transport_timeout"),
-        ("TRANSPORT_TIMEOUT", "transport_timeout"),
-        ("transport timeout", "transport_timeout"),
-        ("TransportTimeout", "transport_timeout"),
-        ("transport_timout", "transport_timeout"),
-        ("verifer_error", "verifier_error"),
-        ("sesion_lost", "session_lost"),
-        ("judge_fail", "judge_failed"),
-        ("session_release", "session_release_failed"),
-        ("provider_oom", "provider_oom_killed"),
-        ("Kill-Shaped", "kill_shaped"),
-        ("cancelled", "cancelled"),
-        # A value that begins with a domain gets a kind of that domain over a look-alike of another.
-        ("verifier_unavailable", "verifier_error"),
-        ("Verifier-Quota-Exhausted", "verifier_error"),
-        ("persistence_error", "persistence_failed"),
-        ("provider_unavailble", "provider_unavailable"),
-        *[
-            (typed, None)
-            for typed in ("something_invented", "judge", "agent", "timeout_exceeded", "transient")
-        ],
-        *[(typed, None) for typed in ("", "x", "my_env:quota", None, 1, b"judge_fail", ["judge_fail"])],
-        ("judge_fail" * 1000, None),
-        ("canc", None),  # a cut-off name is a guess only once five characters are written
-    ],
-)
+@pytest.mark.parametrize(("typed", "meant"), [
+    *[(text, "transport_timeout") for text in ("Transport-Timeout", "TRANSPORT_TIMEOUT")],
+    *[(text, "transport_timeout") for text in ("transport timeout", "TransportTimeout", "transport_timout")],
+    ("verifer_error", "verifier_error"), ("sesion_lost", "session_lost"), ("judge_fail", "judge_failed"),
+    ("session_release", "session_release_failed"), ("provider_oom", "provider_oom_killed"),
+    ("Kill-Shaped", "kill_shaped"), ("cancelled", "cancelled"),
+    # A value that begins with a domain gets a kind of that domain over a look-alike of another.
+    ("verifier_unavailable", "verifier_error"), ("Verifier-Quota-Exhausted", "verifier_error"),
+    ("persistence_error", "persistence_failed"), ("provider_unavailble", "provider_unavailable"),
+    *[(typed, None) for typed in ("something_invented", "judge", "agent", "timeout_exceeded", "transient")],
+    *[(typed, None) for typed in ("", "x", "my_env:quota", None, 1, b"judge_fail", ["judge_fail"])],
+    ("judge_fail" * 1000, None),
+    ("canc", None),  # a cut-off name is a guess only once five characters are written
+])  # fmt: skip
 def test_suggests_what_was_meant_or_nothing(typed: object, meant: str | None) -> None:
     assert suggest(typed) == meant
 
@@ -221,8 +207,9 @@ def test_namespaced_suggestions_ignore_case_and_separators(
     typed: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     declare_namespace("my_env", ["quota_hit", "patch_failed"])
-    assert _suggest.suggest_any(typed, {"my_env": ("quota_hit",)}) == "my_env:quota_hit"
-    assert _suggest.suggest_any(typed, {}) is None  # nothing declared there: no namespaced guess
+    # What the check command answers from a configuration's declarations, then the run-time warning.
+    assert check_name(typed, {"my_env": ("quota_hit",)})["suggestion"] == "my_env:quota_hit"
+    assert check_name(typed, {})["suggestion"] is None  # nothing declared there: no namespaced guess
     validate_failure_kind(typed)
     assert warnings_of(caplog) == [
         f"malformed namespaced failure kind {typed!r} (expected <server>:<kind> in lower case); "
