@@ -103,12 +103,15 @@ class PartialReport:
         self.files.append(part)
         return part
 
-    def add_lines(self, lines: list[bytes], ascii: bool = False) -> None:
+    def add_lines(self, lines: list[bytes], ascii: bool = False, longest: int | None = None) -> None:
         """Decode and count the next lines of the current file: one line each, with or without its line
-        end (``ascii``: the caller knows all their bytes are). A line longer than the line cap counts as
-        unparseable, unless it is white space only: a blank line whatever its length."""
+        end (``ascii``: the caller knows all their bytes are; ``longest``: that none is longer). A line
+        longer than the line cap counts as unparseable, unless it is white space only: a blank line
+        whatever its length."""
         cap = self.settings.line_bytes
-        if lines and max(map(len, lines)) > cap:  # the length with the line end: only a first sieve
+        if longest is None:
+            longest = max(map(len, lines), default=0)
+        if longest > cap:  # the length with the line end: only a first sieve
             start = 0
             for index, line in enumerate(lines):
                 if len(line) - line.endswith(b"\n") > cap and not line.isspace():

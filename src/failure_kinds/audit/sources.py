@@ -346,8 +346,9 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     return data
 
 
-Batch: TypeAlias = tuple[list[bytes], bool] | int | None
-"""What ``read_batches`` yields: lines and whether they are ASCII, a run of blank lines, an overlong line."""
+Batch: TypeAlias = tuple[list[bytes], bool, int] | int | None
+"""What ``read_batches`` yields: lines, whether they are ASCII and a bound on their length (what
+``PartialReport.add_lines`` takes), a run of blank lines, or an overlong line."""
 
 # Bytes that make a line blank when it holds nothing else (what bytes.isspace() accepts).
 _WHITE_SPACE: Final = b" \t\n\r\x0b\x0c"
@@ -355,8 +356,9 @@ _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 
 def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Batch]:
-    """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii)``
-    (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII bytes),
+    """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii,
+    longest)`` (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII
+    bytes; ``longest`` no less than the longest line),
     an int for that many blank lines in a row, None for a line longer than ``line_bytes`` that does not
     fit in one read, skipped as it streams past so that memory stays bounded (``PartialReport.add_lines``
     judges the others against the cap). A line of white space only is blank whatever its length. Only
@@ -408,7 +410,7 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
                 newlines = chunk.count(b"\n", offset, blank_end) if blank_end else 0
             if blank_end:
                 if completed:
-                    yield completed, completed[0].isascii()
+                    yield completed, completed[0].isascii(), len(completed[0])
                     completed = []
                 yield newlines
                 offset = blank_end
@@ -423,14 +425,15 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
             else:
                 pending, pending_size = [tail], len(tail)
         if lines:
-            yield lines, chunk.isascii() and (not completed or completed[0].isascii())
+            ascii = chunk.isascii() and (not completed or completed[0].isascii())
+            yield lines, ascii, max(len(chunk), len(completed[0]) if completed else 0)
     if data.error is not None:
         return  # a line cut off by a read error (a truncated gzip file) is no record
     if skipping:
         yield 1 if skipped_blank else None
     elif pending:
         line = b"".join(pending)
-        yield [line], line.isascii()
+        yield [line], line.isascii(), len(line)
 
 
 # Decoding: a line -> what it holds at the field. The standard library decides every line; FastDecoder is
