@@ -203,7 +203,8 @@ def test_older_names_stay_out_of_all_and_the_stub_and_others_raise() -> None:
     for name in [*older_names, "FailureKindRegistration", "RegistryStatus"]:
         assert name not in failure_kinds.__all__
         assert not re.search(rf"\b{name}\b", stub), name
-    for name in ("TIMEOUT_EXCEDED", "peer_drop", "Peer_Drop", "OLDER_LABELS", "_private", "__wrapped__"):
+    misspelt = ["TIMEOUT_EXCEDED", "TRANSPORT_TIMOUT", "peer_drop", "Peer_Drop", "OLDER_LABELS"]
+    for name in [*misspelt, "_private", "__wrapped__"]:
         with pytest.raises(AttributeError, match=re.escape(repr(name))):
             getattr(failure_kinds, name)
 
