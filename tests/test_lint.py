@@ -892,16 +892,16 @@ def test_the_sarif_log_holds_what_code_scanning_requires_and_the_fixes_fix_write
     assert run_["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
     results = run_["results"]
     assert [result["ruleId"] for result in results] == ["FK001", *["FK004"] * 7, "FK000", "FK001"]
-    for result in results:
+    physical = [result["locations"][0]["physicalLocation"] for result in results]
+    for result, where_ in zip(results, physical, strict=True):
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] in {"warning", "error"}
         assert result["message"]["text"]
-        region = result["locations"][0]["physicalLocation"]["region"]
-        assert min(region["startLine"], region["startColumn"]) >= 1
-        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert min(where_["region"]["startLine"], where_["region"]["startColumn"]) >= 1
+        location = where_["artifactLocation"]
         base = run_["originalUriBaseIds"][location["uriBaseId"]]["uri"] if "uriBaseId" in location else ""
         assert Path(os.fsdecode(unquote_to_bytes((base + location["uri"]).removeprefix("file://")))).is_file()
-    artifacts = [result["locations"][0]["physicalLocation"]["artifactLocation"] for result in results]
+    artifacts = [where_["artifactLocation"] for where_ in physical]
     # The link's target, as code scanning cannot show a result in a link; the outside file by its full URI.
     assert artifacts[0] == {"uri": "src/a%20b%25%C3%A9%2C%23%3F.py", "uriBaseId": "%SRCROOT%"}
     assert artifacts[-2] == {"uri": "src/broken.py", "uriBaseId": "%SRCROOT%"}
@@ -911,12 +911,11 @@ def test_the_sarif_log_holds_what_code_scanning_requires_and_the_fixes_fix_write
     # Every literal's region runs from its first character to just after its last.
     results = results[:-2]
     lines = SARIF_SOURCE.splitlines(keepends=True)
-    regions = [result["locations"][0]["physicalLocation"]["region"] for result in results]
     texts = [
         lines[region["startLine"] - 1][region["startColumn"] - 1 : region["endColumn"] - 1]
         if "endColumn" in region
         else None
-        for region in regions
+        for region in (where_["region"] for where_ in physical[:-2])
     ]
     assert texts == [
         '"judge_faild"', '"timeout"', "'peer_drop'", 'r"""resource"""', '"oom_killed"', '"sandbox"',
