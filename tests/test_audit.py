@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from audit_support import assert_adds_up
+from audit_support import assert_adds_up, jsonl
 from helpers import examples, needs, run_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -111,16 +111,10 @@ COUNTED = {  # lines, field, (records, with a kind, without, invalid, unparseabl
 def test_every_line_counts_in_exactly_one_category(tmp_path: Path, fast: bool, case: str) -> None:
     lines, field, totals, rows = COUNTED[case]
     report = audited(tmp_path, b"".join(lines), field_path=field, fast=fast)
-    assert (
-        report.records,
-        report.with_kind,
-        report.without_kind,
-        report.invalid,
-        report.unparseable,
-    ) == totals
-    expected = {
-        "cancelled": (sum(line.count(b'"cancelled"') for line in lines[:3] if b"\xff" not in line), R)
-    }
+    counts = (report.records, report.with_kind, report.without_kind, report.invalid, report.unparseable)
+    assert counts == totals
+    cancelled = sum(line.count(b'"cancelled"') for line in lines[:3] if b"\xff" not in line)
+    expected = {"cancelled": (cancelled, R)}
     expected |= {"my_env:quota_hit": (1, N), "browser:tab_crashed": (1, N)} if case == "categories" else {}
     assert kinds(report) == {key: value for key, value in (expected | rows).items() if value[0]}
     assert (report.field, report.failed_files) == (field, [])
@@ -141,12 +135,9 @@ def test_rows_say_where_they_were_first_seen_and_what_was_meant(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("inputs", "options", "message"),
-    [
-        (["-"], {"field_path": "response..failure_kind"}, "empty segment"),
-        (["-", "-"], {}, "only once"),
-        ([], {}, None),
-    ],
-)
+    [(["-"], {"field_path": "response..failure_kind"}, "empty segment"), (["-", "-"], {}, "only once"),
+     ([], {}, None)],
+)  # fmt: skip
 def test_arguments_that_cannot_be_audited_raise_before_anything_is_read(
     inputs: list[str], options: dict[str, object], message: str | None
 ) -> None:
@@ -157,11 +148,8 @@ def test_arguments_that_cannot_be_audited_raise_before_anything_is_read(
 
 def test_the_example_data_exercises_every_category() -> None:
     inputs = [str(EXAMPLES / "rollout_failures.jsonl")]
-    aliases = {
-        "timeout_exceeded": "agent_timeout",
-        "transient": "transport_peer_drop",
-        "judge_parse_error": "judge_unparseable",
-    }
+    aliases = {"timeout_exceeded": "agent_timeout", "transient": "transport_peer_drop"}
+    aliases["judge_parse_error"] = "judge_unparseable"
     report = audit(inputs, aliases=aliases)
     assert {entry.category for entry in report.kinds} == {R, N, "aliased", U}
     assert (len(report.namespaces), report.unparseable) == (2, 1)
@@ -359,14 +347,9 @@ def columns(line: str) -> int:
 def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
     values: list[object], aliased: dict[str, str], line_bytes: int, unreadable: bool, path: str
 ) -> None:
-    lines = [
-        value.encode() if value == "no json" else json.dumps({"failure_kind": value}).encode()
-        for value in values
-    ]
-    audit_settings = settings_for(
-        "failure_kind", aliased, {"swe_env": ("patch_apply_failed",)}, line_bytes=line_bytes
-    )
-    partial = audit_lines(lines, path, audit_settings)
+    lines = [value.encode() if value == "no json" else jsonl([value]).strip() for value in values]
+    declared = {"swe_env": ("patch_apply_failed",)}
+    partial = audit_lines(lines, path, settings_for("failure_kind", aliased, declared, line_bytes=line_bytes))
     if unreadable:  # a read that failed before the end, as a truncated gzip file's
         partial.add_error("truncated gzip: the compressed stream ends early")
     report = partial.report()
