@@ -42,8 +42,8 @@ MEMORY_LIMIT = 768 * 1024 * 1024
 
 @pytest.fixture
 def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reads of a few bytes, so every boundary case of the line reader is met on small inputs. The one
-    private name the audit's tests set: no public behaviour reads less than a megabyte at a time."""
+    """Reads of a few bytes, so every boundary of the line reader is met on small inputs (no public way
+    reads less than a megabyte at a time)."""
     monkeypatch.setattr("failure_kinds.audit.sources.BATCH_BYTES", 7)
 
 
@@ -242,23 +242,11 @@ def test_values_past_the_distinct_cap_are_one_row_per_category(tmp_path: Path) -
 
 def test_undeclared_values_of_declared_servers(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
-    path.write_bytes(
-        jsonl(
-            [
-                "swe_env:patch_aply_failed",
-                "swe_env:patch_apply_failed",
-                "other_env:anything",
-                "swe_env:patch_aply_failed",
-            ]
-        )
-    )
+    typo = "swe_env:patch_aply_failed"
+    path.write_bytes(jsonl([typo, "swe_env:patch_apply_failed", "other_env:anything", typo]))
     report = audit([str(path)], namespaces={"swe_env": ("patch_apply_failed", "test_collection_error")})
     (undeclared,) = report.undeclared
-    assert (undeclared.value, undeclared.count, undeclared.first_seen) == (
-        "swe_env:patch_aply_failed",
-        2,
-        f"{path}:1",
-    )
+    assert (undeclared.value, undeclared.count, undeclared.first_seen) == (typo, 2, f"{path}:1")
     assert undeclared.suggestion == "swe_env:patch_apply_failed"
     assert {row.value: row.category for row in report.kinds}["other_env:anything"] == "namespaced"
     assert report.namespaces == {"swe_env": 3, "other_env": 1}
@@ -342,18 +330,18 @@ def test_a_gzip_bomb_of_one_line(tmp_path: Path) -> None:
     assert report["first_unparseable"] == f"{path}:2"
 
 
-@pytest.mark.parametrize(("cap", "counted"), [("4K", "unparseable"), ("8K", "with_kind")])
-def test_the_line_cap_is_an_option(tmp_path: Path, cap: str, counted: str) -> None:
+def test_the_line_cap_is_an_option_and_one_that_is_not_a_size_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_bytes(jsonl(["cancelled"], pad="x" * 5000))
-    assert report_of(run([str(path), "--format", "json", "--max-line-bytes", cap]))[counted] == 1
-
-
-@pytest.mark.parametrize("bad", ["0", "-1", "lots", "1T", ""])
-def test_a_line_cap_that_is_not_a_size_is_one_line(bad: str) -> None:
-    result = run(["-", "--max-line-bytes", bad], stdin=b"")
-    report_of(result, 2)
-    assert len(result.stderr.splitlines()) == 1
+    for cap, counted in [("4K", "unparseable"), ("8K", "with_kind")]:
+        assert (
+            report_of(run_cli_bytes("audit", str(path), "--format", "json", "--max-line-bytes", cap))[counted]
+            == 1
+        )
+    for bad in ["0", "-1", "lots", "1T", ""]:
+        result = run_cli_bytes("audit", "-", "--max-line-bytes", bad)
+        report_of(result, 2)
+        assert len(result.stderr.splitlines()) == 1
 
 
 def test_many_distinct_long_values() -> None:
@@ -378,10 +366,8 @@ def test_the_text_report_of_many_long_values_stays_narrow() -> None:
 
 
 def test_blank_lines_cost_no_record(tmp_path: Path) -> None:
-    assert (
-        report_of(run(["-", "--format", "json"], stdin=(b"\n" * (1 << 20) for _ in range(300))))["records"]
-        == 0
-    )
+    blank = report_of(run(["-", "--format", "json"], stdin=(b"\n" * (1 << 20) for _ in range(300))))
+    assert blank["records"] == 0
     path = tmp_path / "a.jsonl"
     path.write_bytes(b"\n" * 3_000_000 + b" \r\n" * 1000 + b'{"failure_kind": "judge_faild"}\n')
     kinds = report_of(run([str(path), "--format", "json"]))["kinds"]
