@@ -106,10 +106,8 @@ def change_file(path: str, change: str, amount: int = 1) -> None:
 
 # "PATH|N,M+|ACTION|FOLDER": the Nth, the Mth and later... opening of PATH for reading, counted over
 # every process through the files made in FOLDER, changes it (ACTION one of CHANGES) just after it is
-# opened, or (ACTION "die") kills the worker process that opened it.
+# opened, or (ACTION "die") kills the worker process that opened it. Specs of several files join with ";".
 ON_OPEN = "FAILURE_KINDS_TEST_ON_OPEN"
-
-
 # "MODULE.NAME=NUMBER,...": constants set in every process, so that small inputs meet cuts made only
 # past millions of rows (Parquet's runs of row groups, its batches).
 CONSTANTS = "FAILURE_KINDS_TEST_CONSTANTS"
@@ -126,16 +124,19 @@ def install_open_hook(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
     spec = os.environ.get(ON_OPEN)
     if not spec:
         return
-    target, numbers, action, folder = spec.split("|")
     main = int(os.environ.setdefault(f"{ON_OPEN}_MAIN", str(os.getpid())))
-    # "N+" is every opening from the Nth on.
-    wanted = [(int(number.rstrip("+")), number.endswith("+")) for number in numbers.split(",")]
+    hooks: dict[object, tuple[list[tuple[int, bool]], str, str]] = {}
+    for one in spec.split(";"):
+        target, numbers, action, folder = one.split("|")
+        # "N+" is every opening from the Nth on.
+        hooks[target] = ([(int(n.rstrip("+")), n.endswith("+")) for n in numbers.split(",")], action, folder)
     real_open = builtins.open
 
     def opened(file: Any, mode: str = "r", *arguments: Any, **options: Any) -> Any:
         handle = real_open(file, mode, *arguments, **options)
-        named = isinstance(file, (str, os.PathLike)) and os.fspath(file) == target
-        if named and "r" in mode and (action != "die" or os.getpid() != main):
+        target = os.fspath(file) if isinstance(file, (str, os.PathLike)) else None
+        wanted, action, folder = hooks.get(target, ([], "", ""))
+        if wanted and "r" in mode and (action != "die" or os.getpid() != main):
             for count in itertools.count(1):
                 try:
                     os.close(os.open(os.path.join(folder, str(count)), os.O_CREAT | os.O_EXCL))
@@ -146,7 +147,7 @@ def install_open_hook(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
             if hit and action == "die":
                 os._exit(3)  # as a worker killed by the kernel would, with nothing sent back
             if hit:
-                change_file(target, action, 1 + (count * 7919) % 4000)
+                change_file(str(target), action, 1 + (count * 7919) % 4000)
         return handle
 
     for module in (builtins, io):
