@@ -127,15 +127,23 @@ def test_check(arguments: list[str], stdin: str | None, code: int, output: str) 
         (["audit", EXAMPLE, "--alias", "x=agent_timeout", "--alias", "x=judge_failed"], "is given twice"),
         (["audit", EXAMPLE, "--alias", "legacy=cancelled", "--alias", "o=shutdown", "--alias", "legacy=x"],
          "is given twice"),
+        (["list", "--format", "jsno"], "did you mean 'json'?"),
+        (["list", "--format", "makrdown"], "did you mean 'markdown'?"),
+        (["check", "--format", "txet", "cancelled"], "did you mean 'text'?"),
+        (["audit", EXAMPLE, "--decoder", "msgpsec"], "did you mean 'msgspec'?"),
+        (["audit", EXAMPLE, "--decoder", "stdilb"], "did you mean 'stdlib'?"),
+        (["frobnicate"], None),  # nothing close: no suggestion
+        (["list", "--frobnicate"], None),
     ],
 )  # fmt: skip
-def test_usage_errors_are_one_line(arguments: list[str], says: str) -> None:
+def test_usage_errors_are_one_line(arguments: list[str], says: str | None) -> None:
     # The usage line of a missing command is printed first; every other error is the one line.
     result = run_cli(*arguments)
     if not arguments:
         assert result.stderr.splitlines()[0].startswith("usage: failure-kinds")
         result.stderr = result.stderr.splitlines()[-1]
-    assert says in assert_one_line_usage_error(result)
+    line = assert_one_line_usage_error(result)
+    assert (says in line) if says else ("did you mean" not in line)
 
 
 @pytest.mark.parametrize(
@@ -177,11 +185,11 @@ def test_audit_text_report_and_aliases(tmp_path: Path) -> None:
 
 
 def test_audit_json_report_and_exit_codes(tmp_path: Path) -> None:
+    # Its fields, files and namespaces are the audit page's annotated report (tests/test_docs.py).
     report = json.loads(run_cli("audit", EXAMPLE, "--aliases", ALIASES, "--format", "json").stdout)
-    counts = ["with_kind", "without_kind", "invalid", "unparseable"]
-    assert {"records", *counts, "kinds", "namespaces", "namespaces_overflow", "files"} <= set(report)
-    assert {"first_invalid", "first_unparseable"} <= set(report)
-    assert report["records"] == sum(report[key] for key in counts)
+    assert report["records"] == sum(
+        report[key] for key in ["with_kind", "without_kind", "invalid", "unparseable"]
+    )
     fields = {"value", "length", "count", "category", "suggestion", "replacement", "note", "canonical"}
     for entry in report["kinds"]:
         assert set(entry) == fields | {"first_seen"}
@@ -189,8 +197,6 @@ def test_audit_json_report_and_exit_codes(tmp_path: Path) -> None:
         assert entry["category"] in {"registered", "namespaced", "unregistered", "aliased"}
     aliased = {entry["value"]: entry["canonical"] for entry in report["kinds"] if entry["canonical"]}
     assert aliased["timeout_exceeded"] == "agent_timeout"
-    assert report["files"] == [{"path": EXAMPLE, "records": report["records"], "error": None}]
-    assert set(report["namespaces"]) == {"swe_env", "web_env"}
     stdin = json.loads(
         run_cli("audit", "-", "--format", "json", stdin='{"failure_kind": "cancelled"}\n{}\n').stdout
     )
@@ -278,25 +284,6 @@ def test_mistyped_option_says_what_was_meant(subcommand: str, typed: str, meant:
     assert suggested == meant or (
         suggested in long_options(parser) and one_edit_apart(typed[2:], suggested[2:])
     )
-
-
-@pytest.mark.parametrize(
-    ("arguments", "meant"),
-    [
-        (("list", "--format", "jsno"), "json"),
-        (("list", "--format", "makrdown"), "markdown"),
-        (("check", "--format", "txet", "cancelled"), "text"),
-        (("audit", EXAMPLE, "--decoder", "msgpsec"), "msgspec"),
-        (("audit", EXAMPLE, "--decoder", "stdilb"), "stdlib"),
-        (("frobnicate",), None),
-        (("list", "--frobnicate"), None),
-    ],
-)
-def test_mistyped_choice_says_what_was_meant_and_nothing_close_suggests_nothing(
-    arguments: tuple[str, ...], meant: str | None
-) -> None:
-    line = assert_one_line_usage_error(run_cli(*arguments))
-    assert (f"did you mean {meant!r}?" in line) if meant else ("did you mean" not in line)
 
 
 HOSTILE = ["\x1b[31mred", "line\nbreak", "carriage\rreturn", "\u202eright-to-left", "x" * 100_000,
