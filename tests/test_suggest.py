@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from failure_kinds import (
     FAILURE_KINDS,
     FailureKind,
-    _runtime,
     _suggest,
     declare_namespace,
     suggest,
@@ -181,23 +180,24 @@ def test_thirty_thousand_declared_kinds_suggest_the_right_one_at_bounded_cost(
     declare_namespace("swe_env", kinds)
     # Typos that only difflib can place: each changes a letter inside the name.
     typos = [kind[:10] + ("x" if kind[10] != "x" else "y") + kind[11:] for kind in meant]
-    found = [_suggest.suggest_any(f"swe_env:{typo}") for typo in typos]
-    assert found == [f"swe_env:{kind}" for kind in meant]
     # A typo in a short last word sorts away from its name among the many that start alike.
-    last_words = [
-        _suggest.suggest_any(f"swe_env:{typo}") for typo in ("store_apply_fetch_y260", "sync_write_read_z47")
-    ]
-    assert last_words == ["swe_env:store_apply_fetch_260", "swe_env:sync_write_read_447"]
-    # The configuration's shape (server -> tuple of kinds) is answered the same way.
-    given_declarations = {"swe_env": kinds}
-    assert [_suggest.suggest_any(f"swe_env:{typo}", given_declarations) for typo in typos[:10]] == found[:10]
-    assert compared
-    assert max(compared) <= _suggest.SHORT_LIST  # never every declared kind
-    validate_failure_kind(f"swe_env:{typos[0]}")
-    assert warnings_of(caplog) == [
+    last_words = ["store_apply_fetch_y260", "sync_write_read_z47"]
+    for typo in [*typos, *last_words]:
+        validate_failure_kind(f"swe_env:{typo}")
+    warned = warnings_of(caplog)
+    assert warned[0] == (
         f"undeclared failure kind 'swe_env:{typos[0]}' in declared namespace 'swe_env'; "
         f"did you mean 'swe_env:{meant[0]}'?"
-    ]
+    )
+    found = [message.rpartition(" did you mean ")[2] for message in warned]
+    meant += ["store_apply_fetch_260", "sync_write_read_447"]
+    assert found == [f"'swe_env:{kind}'?" for kind in meant]
+    # The check command answers from a configuration's declarations (server -> tuple of kinds) alike.
+    given_declarations = {"swe_env": kinds}
+    verdicts = [check_name(f"swe_env:{typo}", given_declarations)["suggestion"] for typo in typos[:10]]
+    assert verdicts == [f"swe_env:{kind}" for kind in meant[:10]]
+    assert compared
+    assert max(compared) <= _suggest.SHORT_LIST  # never every declared kind
 
 
 @pytest.mark.parametrize(
@@ -217,38 +217,44 @@ def test_namespaced_suggestions_ignore_case_and_separators(
     ]
 
 
-@pytest.mark.parametrize(
-    ("value", "declarations", "category", "suggested"),
-    [
-        ("cancelled", None, "registered", "cancelled"),
-        ("swe_env:patch_apply_failed", None, "namespaced", "swe_env:patch_apply_failed"),
-        ("swe_env:patch_aply_failed", None, "undeclared", "swe_env:patch_apply_failed"),
-        ("swe_env:judge_faild", None, "undeclared", None),  # a declared server's value means its own kind
-        ("free_env:anything", None, "namespaced", None),
-        ("Other_Env:judge_faild", None, "unregistered", None),  # no declared server: the vocabulary's guess
-        ("free_env:knwn", None, "namespaced", None),
-        ("judge_faild", None, "unregistered", "judge_failed"),
-        (42, None, "unregistered", None),
-        ("free_env:anything", {"free_env": ("known",)}, "undeclared", None),
-        ("free_env:knwn", {"free_env": ("known",)}, "undeclared", "free_env:known"),
-        ("free_env:known", {"free_env": ("known",)}, "namespaced", "free_env:known"),
-        ("swe_env:patch_aply_failed", {"free_env": ("known",)}, "namespaced", None),
-    ],
-)
-def test_category_and_suggestion_follow_the_runtime_or_given_declarations(
-    value: object, declarations: dict[str, tuple[str, ...]] | None, category: str, suggested: str | None
+@pytest.mark.parametrize(("value", "warning"), [
+    *[(name, None) for name in ("cancelled", "swe_env:patch_apply_failed", "free_env:any", "free_env:knwn")],
+    ("swe_env:patch_aply_failed", "undeclared failure kind 'swe_env:patch_aply_failed' in declared namespace"
+                                  " 'swe_env'; did you mean 'swe_env:patch_apply_failed'?"),
+    # A declared server's value means one of its own kinds or nothing.
+    ("swe_env:judge_faild", "undeclared failure kind 'swe_env:judge_faild' in declared namespace 'swe_env'"),
+    # No server declared there: the vocabulary's guess, and its kinds are not namespaced.
+    ("Other_Env:judge_faild", "malformed namespaced failure kind 'Other_Env:judge_faild' (expected"
+                              " <server>:<kind> in lower case)"),
+])  # fmt: skip
+def test_the_run_times_declarations_decide_the_warning_and_its_suggestion(
+    value: str, warning: str | None, caplog: pytest.LogCaptureFixture
 ) -> None:
     declare_namespace("swe_env", ["patch_apply_failed"])
-    assert _runtime.category(value, declarations) == category
-    assert _suggest.suggest_any(value, declarations) == suggested
+    assert validate_failure_kind(value) is value
+    assert warnings_of(caplog) == ([] if warning is None else [warning])
+
+
+@pytest.mark.parametrize(("value", "category", "suggestion"), [
+    ("free_env:anything", "undeclared", None), ("free_env:knwn", "undeclared", "free_env:known"),
+    ("free_env:known", "namespaced", None), ("swe_env:patch_aply_failed", "namespaced", None),
+])  # fmt: skip
+def test_a_configurations_declarations_decide_the_checks_verdict(
+    value: str, category: str, suggestion: str | None
+) -> None:
+    declare_namespace("swe_env", ["patch_apply_failed"])  # the run time's declarations play no part
+    verdict = check_name(value, {"free_env": ("known",)})
+    assert (verdict["category"], verdict["suggestion"]) == (category, suggestion)
 
 
 def test_a_configurations_large_tuple_of_kinds_is_judged_like_a_set() -> None:
     kinds = declared_like_a_real_environment(5000, seed=40)
     given_declarations = {"swe_env": kinds}
-    assert all(_runtime.category(f"swe_env:{kind}", given_declarations) == "namespaced" for kind in kinds)
-    assert _runtime.category("swe_env:never_declared", given_declarations) == "undeclared"
+    assert all(
+        check_name(f"swe_env:{kind}", given_declarations)["category"] == "namespaced" for kind in kinds
+    )
+    assert check_name("swe_env:never_declared", given_declarations)["category"] == "undeclared"
     # Another tuple, even of other kinds, is read for itself, never answered from the first one's set.
     others = tuple(f"{kind}_v2" for kind in kinds)
-    assert _runtime.category(f"swe_env:{kinds[0]}", {"swe_env": others}) == "undeclared"
-    assert _runtime.category(f"swe_env:{others[0]}", {"swe_env": others}) == "namespaced"
+    assert check_name(f"swe_env:{kinds[0]}", {"swe_env": others})["category"] == "undeclared"
+    assert check_name(f"swe_env:{others[0]}", {"swe_env": others})["category"] == "namespaced"
