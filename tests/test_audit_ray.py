@@ -181,24 +181,22 @@ def test_what_ray_cannot_read_or_reach_is_one_escaped_line_at_once(arguments: li
     assert "\x1b" not in result.stderr
 
 
-@pytest.mark.parametrize("first", ["logs/", "h:1"])
-def test_a_ray_value_that_is_not_an_address_is_the_first_path(
-    cluster: str, tmp_path: Path, first: str
-) -> None:
-    """A directory, or a file named like HOST:PORT, given relative (read where the tasks run)."""
+def test_a_ray_value_that_is_not_an_address_is_the_first_path(cluster: str, tmp_path: Path) -> None:
+    """A directory, or a file named like HOST:PORT given relative (read where the tasks run)."""
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "a.jsonl").write_bytes(jsonl(["cancelled"]))
     (tmp_path / "h:1").write_bytes(jsonl(["judge_faild"]))
     logs = f"{tmp_path}/logs/"
-    arguments = [logs, str(tmp_path / "h:1")] if first == "logs/" else ["h:1", logs]
-    result = run_cli(
-        "audit", "--ray", *arguments, "--format", "json", cwd=tmp_path, env={"RAY_ADDRESS": cluster}
-    )
-    assert "cannot" not in result.stderr.replace("no such file", "")
-    files = [file["path"] for file in json.loads(result.stdout)["files"]]
-    assert files == (
-        [f"{logs}a.jsonl", str(tmp_path / "h:1")] if first == "logs/" else ["h:1", f"{logs}a.jsonl"]
-    )
+    named = str(tmp_path / "h:1")
+    for arguments, files in [
+        ((logs, named), [f"{logs}a.jsonl", named]),
+        (("h:1", logs), ["h:1", f"{logs}a.jsonl"]),
+    ]:
+        result = run_cli(
+            "audit", "--ray", *arguments, "--format", "json", cwd=tmp_path, env={"RAY_ADDRESS": cluster}
+        )
+        assert "cannot" not in result.stderr.replace("no such file", "")
+        assert [file["path"] for file in json.loads(result.stdout)["files"]] == files
 
 
 def test_without_ray_the_option_is_a_usage_error_saying_what_to_install() -> None:
@@ -235,25 +233,23 @@ def test_ray_reads_an_object_that_several_uris_name_once(cluster: str, tmp_path:
     assert report.records == 2 * sum(range(1, 31))
 
 
-@pytest.mark.parametrize("change", ["truncated", "grown", "rewritten"])
-def test_a_remote_file_changed_while_the_cluster_reads_it_is_named(
-    cluster: str, tmp_path: Path, change: str
-) -> None:
+def keep_changing(path: Path, change: str, stop: threading.Event) -> None:
+    while not stop.wait(0.002):
+        change_file(str(path), change)
+
+
+def test_a_remote_file_changed_while_the_cluster_reads_it_is_named(cluster: str, tmp_path: Path) -> None:
     """A file:// URI that another job changes over and over: its size and time differ from the plan's."""
-    path = tmp_path / "day1.jsonl"
-    path.write_bytes(jsonl(["sesion_lost"] * 400, n=1))
-    stop = threading.Event()
-
-    def keep_changing() -> None:
-        while not stop.wait(0.002):
-            change_file(str(path), change)
-
-    changer = threading.Thread(target=keep_changing)
-    changer.start()
-    try:
-        report = audit([f"file://{path}"], ray="", chunk_bytes=2048)
-    finally:
-        stop.set()
-        changer.join()
-    assert [file.error for file in report.files] == [changed(change)]
-    assert "appended_kind" not in {row.value for row in report.kinds}
+    for change in ["truncated", "grown", "rewritten"]:
+        path = tmp_path / f"{change}.jsonl"
+        path.write_bytes(jsonl(["sesion_lost"] * 400, n=1))
+        stop = threading.Event()
+        changer = threading.Thread(target=keep_changing, args=(path, change, stop))
+        changer.start()
+        try:
+            report = audit([f"file://{path}"], ray="", chunk_bytes=2048)
+        finally:
+            stop.set()
+            changer.join()
+        assert [file.error for file in report.files] == [changed(change)]
+        assert "appended_kind" not in {row.value for row in report.kinds}
