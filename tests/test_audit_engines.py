@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import doctest
+import functools
 import gzip
 import itertools
 import json
@@ -441,15 +442,20 @@ def cut_files(draw: st.DrawFn) -> tuple[AuditSettings, Parts]:
     return audit_settings, parts
 
 
+def audited(audit_settings: AuditSettings, parts: Parts, pins: Pins | None) -> list[PartialReport]:
+    return [
+        audit_lines(lines, path, audit_settings, continuation=later, pins=pins)
+        for lines, path, later in parts
+    ]
+
+
 def merged(audit_settings: AuditSettings, parts: Parts) -> PartialReport:
     """The parts audited apart, sent as JSON and merged; again, pinned, when the merge was inexact."""
 
     def received(pins: Pins | None) -> PartialReport:
-        sending = (
-            audit_lines(lines, path, audit_settings, continuation=later, pins=pins)
-            for lines, path, later in parts
+        return merge(
+            PartialReport.from_json(sent(partial)) for partial in audited(audit_settings, parts, pins)
         )
-        return merge(PartialReport.from_json(sent(partial)) for partial in sending)
 
     first = received(None)
     return first if first.exact else received(Pins.from_json(json.loads(json.dumps(first.pins().to_json()))))
@@ -457,7 +463,7 @@ def merged(audit_settings: AuditSettings, parts: Parts) -> PartialReport:
 
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cut_files())
-def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
+def test_partials_sent_as_json_and_merged_in_any_grouping_give_the_one_pass_report(
     drawn: tuple[AuditSettings, Parts],
 ) -> None:
     audit_settings, parts = drawn
@@ -471,6 +477,20 @@ def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
     report, expected = result.report(), whole.report()
     assert (render_json(report), render_text(report)) == (render_json(expected), render_text(expected))
     assert PartialReport.from_json(sent(result)).to_json() == result.to_json()  # read back equal
+
+    # Merged from the right instead: the same pins (which values the whole keeps), then the same partial.
+    def from_the_right(pins: Pins | None) -> PartialReport:
+        return functools.reduce(
+            lambda later, earlier: earlier.merge(later), reversed(audited(audit_settings, parts, pins))
+        )
+
+    left, right = merge(audited(audit_settings, parts, None)), from_the_right(None)
+    assert left.pins() == right.pins()
+    if left.exact and right.exact:
+        assert render_json(left.report()) == render_json(right.report())
+    left, right = merge(audited(audit_settings, parts, left.pins())), from_the_right(left.pins())
+    assert (left.exact, right.exact) == (True, True)
+    assert json.dumps(left.to_json(), sort_keys=True) == json.dumps(right.to_json(), sort_keys=True)
     # A cut older label still names its replacement and its note (no two share their first three
     # characters and their length).
     cut = audit_settings.value_chars
@@ -480,28 +500,6 @@ def test_partials_sent_as_json_and_merged_give_the_one_pass_report(
         if older is not None:
             assert (row.replacement, row.note) == (older.replacement, older.note)
             assert row.category == "aliased" or row.canonical == older.replacement
-
-
-@settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.lists(PARTIAL_LINES, max_size=40), min_size=3, max_size=3), st.integers(1, 4))
-def test_merge_is_associative(chunks: list[list[bytes]], limit: int) -> None:
-    audit_settings = settings_for("failure_kind", ALIASES, NAMESPACES, distinct_limit=limit, value_chars=20)
-
-    def groupings(pins: Pins | None) -> tuple[PartialReport, PartialReport]:
-        first, second, third = (
-            audit_lines(chunk, "a.jsonl", audit_settings, continuation=index > 0, pins=pins)
-            for index, chunk in enumerate(chunks)
-        )
-        return first.merge(second).merge(third), first.merge(second.merge(third))
-
-    left, right = groupings(None)
-    assert left.pins() == right.pins()  # either grouping knows which values the whole keeps
-    if left.exact and right.exact:
-        assert render_json(left.report()) == render_json(right.report())
-    left, right = groupings(left.pins())
-    assert (left.exact, right.exact) == (True, True)
-    assert json.dumps(left.to_json(), sort_keys=True) == json.dumps(right.to_json(), sort_keys=True)
-    assert render_json(left.report()) == render_json(right.report())
 
 
 def test_merging_costs_the_parts_merged_not_the_table_so_far_and_changes_no_input() -> None:
