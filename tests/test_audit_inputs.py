@@ -291,9 +291,8 @@ def test_a_malformed_field_is_one_line(field: str) -> None:
 
 # URIs: read only on a Ray cluster.
 
-URIS = st.builds(
-    "{}://{}".format, st.from_regex(r"[a-z][a-z0-9+.\-]{0,10}", fullmatch=True), st.text(max_size=30)
-)
+SCHEMES = st.from_regex(r"[a-z][a-z0-9+.\-]{0,10}", fullmatch=True)
+URIS = st.builds("{}://{}".format, SCHEMES, st.text(max_size=30))
 
 
 @given(URIS, st.booleans())
@@ -329,11 +328,8 @@ link_plans = st.lists(
 
 @PROPERTY
 @given(st.lists(kind_lists, min_size=1, max_size=8), link_plans, st.lists(st.integers(0, 40), max_size=6))
-@example(
-    files=[[kind] for kind in KINDS * 250],
-    links=[("symlink", index, False) for index in range(1000)],
-    extra=[],
-)
+# A thousand shards, each linked once: the note counts them as "1,000".
+@example([[kind] for kind in KINDS * 250], [("symlink", index, False) for index in range(1000)], [])
 def test_every_file_is_counted_once_however_many_inputs_name_it(
     tmp_path: Path, files: list[list[str]], links: list[tuple[str, int, bool]], extra: list[int]
 ) -> None:
@@ -355,15 +351,11 @@ def test_every_file_is_counted_once_however_many_inputs_name_it(
     inputs = [str(folder), *(names[index % len(names)] for index in extra)]
     repeated = len(links) + len(extra)
     report = audit(inputs, jobs=1)
-    assert (report.records, [file.error for file in report.files]) == (
-        sum(map(len, files)),
-        [None] * len(paths),
-    )
+    assert report.records == sum(map(len, files))
+    assert [file.error for file in report.files] == [None] * len(paths)
     assert len({os.stat(file.path).st_ino for file in report.files}) == len(report.files) == len(paths)
-    inputs_name = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
-    assert report.notes == (
-        [f"{inputs_name} a file already read; each file is read once"] if repeated else []
-    )
+    said = f"{'1 input names' if repeated == 1 else f'{repeated:,} inputs name'} a file already read"
+    assert report.notes == ([f"{said}; each file is read once"] if repeated else [])
 
 
 def test_a_link_beside_its_target_is_read_once_and_said_once_in_every_engine(tmp_path: Path) -> None:
@@ -382,14 +374,9 @@ def test_a_link_beside_its_target_is_read_once_and_said_once_in_every_engine(tmp
         assert result.stderr.count("each file is read once") == 1
         assert result.stderr.startswith("failure-kinds audit: note: ")
     # stdin and a path that cannot be looked at are never taken for a file already read.
-    result = run_cli(
-        "audit", "--format", "json", "-", "gone.jsonl", "gone.jsonl", cwd=tmp_path, stdin=b"{}\n"
-    )
-    assert [file["path"] for file in json.loads(result.stdout)["files"]] == [
-        "<stdin>",
-        "gone.jsonl",
-        "gone.jsonl",
-    ]
+    inputs = ["-", "gone.jsonl", "gone.jsonl"]
+    result = run_cli("audit", "--format", "json", *inputs, cwd=tmp_path, stdin=b"{}\n")
+    assert [file["path"] for file in json.loads(result.stdout)["files"]] == ["<stdin>", *inputs[1:]]
 
 
 # A file changed while it is read is named, never counted as if it were whole.
@@ -408,9 +395,8 @@ def test_a_file_changed_during_a_one_process_read_is_named_and_the_others_are_no
     with pytest.MonkeyPatch.context() as patch:
         hook_here(patch, folder, paths[target], [1], change)  # as it is opened, before a byte is read
         report = audit([str(folder)], jobs=1)
-    assert [file.error for file in report.files] == [
-        changed(change) if index == target else None for index in range(len(files))
-    ]
+    errors = [changed(change) if index == target else None for index in range(len(files))]
+    assert [file.error for file in report.files] == errors
     for index, file in enumerate(report.files):
         if index != target:
             assert file.records == len(files[index])
@@ -460,9 +446,8 @@ def test_many_shards_and_parquet_files_without_pyarrow_in_every_engine(tmp_path:
     folder.mkdir()
     kinds = ["cancelled", "judge_faild", "swe_env:patch_apply_failed", "peer_drop", None]
     for index in range(60):
-        (folder / f"shard-{index:04}.jsonl").write_bytes(
-            b"".join(jsonl([generator.choice(kinds)], step=step) for step in range(10))
-        )
+        shard = b"".join(jsonl([generator.choice(kinds)], step=step) for step in range(10))
+        (folder / f"shard-{index:04}.jsonl").write_bytes(shard)
     tables = [folder / f"shard-{index:04}.parquet" for index in range(0, 60, 5)]
     for table in tables:
         table.write_bytes(generator.randbytes(generator.randrange(0, 3_000)))
