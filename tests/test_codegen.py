@@ -130,6 +130,7 @@ def test_output_is_what_ruff_formats_and_accepts(tmp_path: Path) -> None:
 
 @needs("mypy")
 def test_a_misspelled_declared_kind_is_rejected_by_mypy(tmp_path: Path) -> None:
+    """The checker matrix lives with the typing cases; this keeps the generator honest on its own."""
     (tmp_path / "declared.py").write_text(render_module(SWE))
     (tmp_path / "use.py").write_text(
         "from declared import SWE_ENV_PATCH_APPLY_FAILED, ProjectFailureKind, SweEnvFailureKind\n"
@@ -195,8 +196,6 @@ def test_generate_writes_then_check_passes_until_the_declaration_changes(project
     stale = run("--check", cwd=project)
     assert stale.returncode == 1
     assert "src/swe/declared.py is out of date" in stale.stderr
-    module.write_text(module.read_text() + "# a trailing edit\n")
-    assert run("--check", cwd=project).returncode == 1
     assert run(cwd=project).returncode == 0
     assert run("--check", cwd=project).returncode == 0
 
