@@ -153,10 +153,9 @@ PEER = ["--alias", "peer_drop=transport_peer_drop"]
 def test_strict_fails_on_every_value_that_remains(
     tmp_path: Path, values: list[str], options: list[str], code: int
 ) -> None:
-    (tmp_path / "both.toml").write_text(
-        '[aliases]\nunreachable = "transport_unreachable"\neval_timeout = "agent_timeout"\n'
-    )
-    (tmp_path / "one.toml").write_text('[aliases]\nunreachable = "transport_unreachable"\n')
+    one = '[aliases]\nunreachable = "transport_unreachable"\n'
+    (tmp_path / "one.toml").write_text(one)
+    (tmp_path / "both.toml").write_text(one + 'eval_timeout = "agent_timeout"\n')
     (tmp_path / "old.jsonl").write_bytes(jsonl(values))
     options = [option.format(folder=tmp_path) for option in options]
     result = run_cli("audit", str(tmp_path / "old.jsonl"), "--strict", *options)
@@ -339,9 +338,8 @@ def test_a_field_no_record_has_is_named_with_the_closest_one_the_records_have(
 ) -> None:
     (tmp_path / "log.jsonl").write_bytes(data)
     source, stdin = (["log.jsonl"], None) if through == "file" else (["-"], gzip.compress(data))
-    result = run_cli(
-        "audit", *source, "--field", field, "--strict", "--format", "json", cwd=tmp_path, stdin=stdin
-    )
+    arguments = [*source, "--field", field, "--strict", "--format", "json"]
+    result = run_cli("audit", *arguments, cwd=tmp_path, stdin=stdin)
     assert (result.returncode, result.stderr) == ((1, note(said)) if said else (0, ""))
     report = json.loads(result.stdout)
     suggestion = "result.failure_kind" if said and MEANT in said else None
@@ -383,20 +381,14 @@ NOT_OBJECTS = st.one_of(
 KEYS = st.sampled_from(["result", "failure_kind", "kind", "reward", "step", "error", "detail"])
 SEGMENT = st.text(alphabet="abcxyz_", min_size=1, max_size=6)
 UNSPELLABLE = st.one_of(st.lists(SEGMENT, min_size=2, max_size=3).map(".".join), st.just(""))
-HOSTILE = st.one_of(
-    st.text(max_size=8),
-    st.text(min_size=190, max_size=260),
-    st.sampled_from(["a.b", "\n", "\u202e"]),
-    UNSPELLABLE,
-)
+LONG = st.text(min_size=190, max_size=260)
+HOSTILE = st.one_of(st.text(max_size=8), LONG, st.sampled_from(["a.b", "\n", "\u202e"]), UNSPELLABLE)
 OBJECTS = st.recursive(
     st.one_of(st.none(), st.integers(), st.text(max_size=3)),
     lambda children: st.dictionaries(KEYS | HOSTILE, children, max_size=4),
     max_leaves=8,
 ).filter(lambda value: isinstance(value, dict))
-FIELDS = st.lists(
-    st.one_of(KEYS, st.sampled_from(["failure_knd", "resul", "rewards"])), min_size=1, max_size=3
-)
+FIELDS = st.lists(KEYS | st.sampled_from(["failure_knd", "resul", "rewards"]), min_size=1, max_size=3)
 BLANK = b" \t\n\r\x0b\x0c"
 
 
