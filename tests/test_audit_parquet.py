@@ -180,12 +180,7 @@ def test_a_truncated_or_corrupt_file_is_named_and_the_rest_is_still_audited(cut:
         assert report.files[0].records == 357
 
 
-BROKEN = {
-    "empty": b"",
-    "junk": b"junk",
-    "text": b"not parquet at all\n",
-    "footers": b"PAR1" + bytes(64) + b"PAR1",
-}
+BROKEN = {"empty": b"", "junk": b"junk", "text": b"not parquet\n", "footers": b"PAR1" + bytes(64) + b"PAR1"}
 
 
 def test_unreadable_parquet_files_are_one_escaped_line_each_exit_2_in_every_engine(tmp_path: Path) -> None:
@@ -361,7 +356,7 @@ def test_a_dotted_field_reads_the_struct_path_as_json_lines_does(
     assert read == expected
 
 
-def test_a_parquet_file_replaced_while_it_is_read_is_named(
+def test_a_parquet_file_replaced_as_it_is_read_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each time pyarrow opens the file (to plan, to read), another job puts a new file in its place."""
