@@ -312,8 +312,18 @@ def test_noqa_and_the_field_option() -> None:
         e = {"failure_kind": "bad_five"}  # noqa: E501
         f = {"failure_kind": "bad_six"}
         record(failure_kind="bad_one", kind="bad_two", error_kind="bad_three")
+        g = {"failure_kind": "bad_seven"}; h = "# noqa"
+        i = {"failure_kind": "bad_eight", "note": '# noqa: FK001'}  # a comment
         """
-    assert codes(source) == [(4, "FK002"), (5, "FK001"), (6, "FK001"), (7, "FK001")]
+    # Only a comment silences a line, not a string that reads like one.
+    assert codes(source) == [
+        (4, "FK002"),
+        (5, "FK001"),
+        (6, "FK001"),
+        (7, "FK001"),
+        (8, "FK001"),
+        (9, "FK001"),
+    ]
     assert [col for _, col, _, _ in findings(source, ("kind", "error_kind"))] == [37, 59]
     # A --field typed in bytes that are not UTF-8 holds a surrogate escape: looked for, never a crash.
     assert codes(source, ("kind", "\udcff")) == [(7, "FK001")]
