@@ -158,6 +158,8 @@ def test_every_command_says_no_such_file_alike(tmp_path: Path, arguments: str) -
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"failure-kinds {arguments.split()[0]}: ")
     assert line.endswith("missing: no such file")
+    for option in ("--config", "--aliases"):  # a file given by an option is named with it
+        assert (f"{option} missing: no such file" in line) == (option in arguments)
 
 
 def test_audit_text_report_and_aliases(tmp_path: Path) -> None:

@@ -34,7 +34,9 @@ def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
             if error.whole_file and not arguments.config
             else ""
         )
-        raise UsageError(f"{error}{hint}") from None
+        # A file the command was given is named with its option, as --aliases FILE is.
+        named = "--config " if error.whole_file and arguments.config else ""
+        raise UsageError(f"{named}{error}{hint}") from None
     for warning in config.warnings:
         error_line(f"failure-kinds {arguments.command}: warning: {warning}")
     return config
