@@ -16,19 +16,14 @@ from pathlib import Path
 
 import pytest
 from audit_support import change_file, changed, jsonl, many_shards, read_terminal
-
-pytest.importorskip("ray")
-pytest.importorskip("pyarrow")
-
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
-import ray
-from helpers import command, run_cli
+from helpers import command, needs, run_cli
 
 from failure_kinds.audit import audit, render_json
 
 # One worker under pytest-xdist runs the whole module, so the Ray instance starts once, not per worker.
-pytestmark = pytest.mark.xdist_group("ray")
+# Ray and pyarrow are imported only as the fixtures need them: pyarrow loaded at collection would make
+# every later audit with workers in this process start them by forkserver, not fork.
+pytestmark = [pytest.mark.xdist_group("ray"), needs("ray", "pyarrow")]
 
 ROOT = Path(__file__).parent.parent
 
@@ -36,6 +31,8 @@ ROOT = Path(__file__).parent.parent
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A local Ray instance of two CPUs; its address, for the command to connect to."""
+    import ray
+
     os.environ["RAY_DATA_DISABLE_PROGRESS_BARS"] = "1"
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
@@ -48,6 +45,9 @@ def cluster() -> Iterator[str]:
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Plain files (one cut into many ranges), gzip, Parquet, bad lines of every kind, CRLF, a BOM, a
     suffix in capitals, UTF-16 and a file the walk skips."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
     folder = tmp_path_factory.mktemp("dataset")
     example = (ROOT / "examples" / "rollout_failures.jsonl").read_bytes()
     (folder / "a_day1.jsonl").write_bytes(example * 3)
@@ -76,10 +76,10 @@ def test_ray_gives_the_local_report_through_paths_and_uris(
     cluster: str, dataset: Path, tmp_path: Path
 ) -> None:
     # Beside the dataset, shards of older labels (one aliased) among thousands of typos.
-    inputs = [str(dataset), str(dataset / "g_rows.parquet"), *many_shards(tmp_path, seed=16)]
+    inputs = [str(dataset), str(dataset / "g_rows.parquet"), *many_shards(tmp_path, seed=16, files=20)]
     aliases = {"peer_drop": "transport_unreachable"}
     expected = local_report(inputs, aliases=aliases)
-    assert render_json(audit(inputs, aliases=aliases, ray="", chunk_bytes=4096)) == expected
+    assert render_json(audit(inputs, aliases=aliases, ray="", chunk_bytes=16384)) == expected
     report = json.loads(expected)
     assert report["unparseable"] >= 4
     assert any(file["error"] for file in report["files"])  # the truncated gzip file
