@@ -63,3 +63,29 @@ def test_a_skipped_test_or_module_fails_only_under_the_variable(tmp_path: Path, 
     else:
         assert result.returncode == 0, result.stdout
         assert "1 passed, 2 skipped, 1 xfailed" in summary
+
+
+GROUPED = """
+import os
+
+import pytest
+
+pytestmark = pytest.mark.xdist_group("shared")
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_grouped(case):
+    with open("workers.txt", "a") as file:
+        file.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+"""
+
+
+def test_a_group_runs_on_one_worker_under_make_tests_options(tmp_path: Path) -> None:
+    """The Ray tests share one cluster and each checker's cases one cache only while --dist loadgroup
+    keeps an xdist_group on one worker, which some pytest and xdist versions together do not."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED, encoding="utf-8")
+    command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider"]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout
+    workers = (tmp_path / "workers.txt").read_text(encoding="utf-8").split()
+    assert (len(workers), len(set(workers))) == (6, 1), workers
