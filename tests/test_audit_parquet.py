@@ -11,21 +11,33 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("pyarrow")
-
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from audit_support import CONSTANTS, changed, hooked
-from helpers import ROOT, examples, run_cli
+from helpers import ROOT, examples, needs, run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from failure_kinds.audit import audit, render_json
+
+pytestmark = needs("pyarrow")
+
+
+class Imported:
+    """A module imported when a test first uses it, not as the tests are collected: a process that has
+    loaded pyarrow starts every later pool's workers through a fork server, each importing anew."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self.name), attribute)
+
+
+pa, pq = Imported("pyarrow"), Imported("pyarrow.parquet")
 
 # A run of row groups is a task of its own only past millions of rows, and a batch holds 65,536 rows:
 # small tables meet those cuts with these constants set (the one private name the tests set for Parquet).
@@ -103,19 +115,22 @@ TEXT = ["cancelled", None, "judge_faild"]
 @pytest.mark.parametrize(
     ("kind", "values"),
     [
-        (pa.string(), TEXT), (pa.large_string(), TEXT), (pa.string_view(), TEXT),
-        (pa.dictionary(pa.int8(), pa.string()), TEXT),
-        (pa.int64(), [1, None, 3]), (pa.float64(), [1.5, None, 2.0]), (pa.bool_(), [True, None, False]),
-        (pa.binary(), [b"cancelled", None, b"x"]), (pa.list_(pa.string()), [["cancelled"], None, []]),
-        (pa.struct([("name", pa.string())]), [{"name": "cancelled"}, None, {"name": None}]),
-        (pa.timestamp("s"), [0, None, 5]),
+        (lambda: pa.string(), TEXT), (lambda: pa.large_string(), TEXT), (lambda: pa.string_view(), TEXT),
+        (lambda: pa.dictionary(pa.int8(), pa.string()), TEXT), (lambda: pa.int64(), [1, None, 3]),
+        (lambda: pa.float64(), [1.5, None, 2.0]), (lambda: pa.bool_(), [True, None, False]),
+        (lambda: pa.binary(), [b"cancelled", None, b"x"]),
+        (lambda: pa.list_(pa.string()), [["cancelled"], None, []]),
+        (lambda: pa.struct([("name", pa.string())]), [{"name": "cancelled"}, None, {"name": None}]),
+        (lambda: pa.timestamp("s"), [0, None, 5]),
     ],
+    ids=["string", "large_string", "string_view", "dictionary", "int64", "float64", "bool", "binary", "list",
+         "struct", "timestamp"],
 )  # fmt: skip
 def test_text_is_a_kind_another_type_is_invalid_and_null_is_without(
-    tmp_path: Path, kind: Any, values: list[object]
+    tmp_path: Path, kind: Callable[[], Any], values: list[object]
 ) -> None:
     path = tmp_path / "typed.parquet"
-    pq.write_table(pa.table({"failure_kind": pa.array(values, type=kind)}), path)
+    pq.write_table(pa.table({"failure_kind": pa.array(values, type=kind())}), path)
     report = json.loads(render_json(audit([str(path)], jobs=1)))
     text = values is TEXT
     counts = (report["records"], report["invalid"], report["without_kind"], report["with_kind"])
@@ -288,11 +303,12 @@ def test_a_field_that_is_not_utf8_finds_no_column_and_blames_no_file(prefix: str
 # the field drawn is often exactly that one.
 
 NAMES = ["r", "failure_kind", "r.failure_kind", "x", "r.x"]
-LEAF_TYPES = [pa.string(), pa.int64(), pa.list_(pa.string()), pa.dictionary(pa.int32(), pa.string())]
 
 
 def arrow_types(depth: int) -> st.SearchStrategy[Any]:
-    leaves = st.sampled_from(LEAF_TYPES)
+    leaves = st.sampled_from(
+        [pa.string(), pa.int64(), pa.list_(pa.string()), pa.dictionary(pa.int32(), pa.string())]
+    )
     if depth == 0:
         return leaves
     child = st.tuples(st.sampled_from(NAMES), arrow_types(depth - 1))
@@ -370,7 +386,7 @@ def test_a_parquet_file_replaced_as_it_is_read_is_named(
         os.replace(tmp_path / "new.parquet", path)
         return file
 
-    monkeypatch.setattr(pq, "ParquetFile", replacing)
+    monkeypatch.setattr("pyarrow.parquet.ParquetFile", replacing)
     report = audit([str(path)], jobs=1)
     assert [file.error for file in report.files] == [changed("replaced")]
     assert "swapped_in_kind" not in {row.value for row in report.kinds}
