@@ -410,8 +410,8 @@ def paths_of(record: dict[str, object], prefix: str = "") -> set[str]:
     return found
 
 
-# The workers run in a process of their own, which has not imported pyarrow, so each pool forks its
-# workers: here, with pyarrow imported, a fork server would start every worker of every example anew.
+# The workers run in a process of their own, which never imports pyarrow, so each pool forks its workers:
+# here the Parquet tests may have imported it, and then a fork server starts every worker of every example.
 IN_WORKERS = """
 import json, sys
 from failure_kinds.audit import audit, render_json
