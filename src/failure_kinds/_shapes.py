@@ -57,8 +57,9 @@ def kind_uses(
         pending.append((statement, source if whole else b"\n".join(lines[first - 1 : statement.end_lineno])))
     words = set(walk.searched)
     while pending and words:
-        encoded = [word.encode("utf-8", "surrogatepass") for word in words if word]
-        chosen = [any(word in piece for word in encoded) for _, piece in pending]
+        encoded = [re.escape(word.encode("utf-8", "surrogatepass")) for word in words if word]
+        search = re.compile(b"|".join(encoded)).search if encoded else lambda piece: None
+        chosen = [search(piece) is not None for _, piece in pending]
         walk.walk(statement for (statement, _), mentioned in zip(pending, chosen, strict=True) if mentioned)
         pending = [entry for entry, mentioned in zip(pending, chosen, strict=True) if not mentioned]
         words = walk.learned_words() - walk.searched
