@@ -58,7 +58,9 @@ def kind_uses(
     words = set(walk.searched)
     while pending and words:
         encoded = [re.escape(word.encode("utf-8", "surrogatepass")) for word in words if word]
-        search = re.compile(b"|".join(encoded)).search if encoded else lambda piece: None
+        if not encoded:
+            break
+        search = re.compile(b"|".join(encoded)).search
         chosen = [search(piece) is not None for _, piece in pending]
         walk.walk(statement for (statement, _), mentioned in zip(pending, chosen, strict=True) if mentioned)
         pending = [entry for entry, mentioned in zip(pending, chosen, strict=True) if not mentioned]
