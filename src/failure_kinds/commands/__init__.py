@@ -28,15 +28,13 @@ def load_project_config(arguments: argparse.Namespace) -> ProjectConfig:
     try:
         config = load_config(arguments.config)
     except ConfigError as error:
-        # A broken pyproject.toml found above the working directory may belong to another tool's project.
-        hint = (
-            " (name the project's configuration with --config FILE)"
-            if error.whole_file and not arguments.config
-            else ""
-        )
-        # A file the command was given is named with its option, as --aliases FILE is.
-        named = "--config " if error.whole_file and arguments.config else ""
-        raise UsageError(f"{named}{error}{hint}") from None
+        message = str(error)
+        if error.whole_file and arguments.config:
+            message = f"--config {message}"  # named with its option, as an --aliases FILE is
+        elif error.whole_file:
+            # A broken pyproject.toml found above the working directory may belong to another tool's project.
+            message += " (name the project's configuration with --config FILE)"
+        raise UsageError(message) from None
     for warning in config.warnings:
         error_line(f"failure-kinds {arguments.command}: warning: {warning}")
     return config
