@@ -318,6 +318,9 @@ ROLLOUTS = records(
     [{"step": 1, "result": {"failure_kind": "cancelled"}}, {"result": {"failure_kind": None}}, {"result": {}}]
 )
 MEANT, NO_FIELD = "did you mean result.failure_kind?", "no record has the field"
+# A path of 200 characters can be the one meant and is named whole; one of 201 is left out.
+LONG_NAMES = {"k" * 200: 1, "m" * 201: 2, "a": {"b" * 198: 3, "c" * 199: 4}}
+LONG_NAMES_SHOWN = f"{'k' * 200}, a, a.{'b' * 198}"
 
 
 @pytest.mark.parametrize(
@@ -330,6 +333,8 @@ MEANT, NO_FIELD = "did you mean result.failure_kind?", "no record has the field"
          f"{NO_FIELD} zzz; the records have alpha, beta, beta.gamma"),
         (b'{"r.kind": "x"}\n', "r.kind", f'{NO_FIELD} r.kind; the records have a key "r.kind" {DOTS}'),
         (b'{"": "agent_timeout"}\n', "failure_kind", NOTHING_TO_NAME),
+        pytest.param(records([LONG_NAMES]), "zzz", f"{NO_FIELD} zzz; the records have {LONG_NAMES_SHOWN}",
+                     id="paths-of-200-and-201-characters"),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("through", ["file", "gzip stdin"])

@@ -20,6 +20,7 @@ from audit_support import CONSTANTS, changed, hooked
 from helpers import ROOT, examples, needs, run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_audit_legacy import LONG_NAMES, LONG_NAMES_SHOWN
 
 from failure_kinds.audit import audit, render_json
 
@@ -411,3 +412,10 @@ def test_a_parquet_schema_says_which_fields_every_row_has(tmp_path: Path) -> Non
     result = run_cli("audit", str(tmp_path / "dotted.parquet"), "--strict", "--field", "r.failure_kind")
     assert result.returncode == 1
     assert 'a key "r.failure_kind" containing dots' in result.stderr
+    # The schema's paths are named under the same length limit as a JSON record's keys.
+    pq.write_table(pa.Table.from_pylist([LONG_NAMES]), tmp_path / "long.parquet")
+    result = run_cli("audit", str(tmp_path / "long.parquet"), "--strict", "--field", "zzz")
+    assert (
+        result.stderr
+        == f"failure-kinds audit: note: no record has the field zzz; the records have {LONG_NAMES_SHOWN}\n"
+    )
