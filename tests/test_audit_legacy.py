@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from audit_support import jsonl, many_shards
+from audit_support import LONG_NAMES, LONG_NAMES_SHOWN, jsonl, many_shards
 from helpers import ROOT, examples, run_cli
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
@@ -318,9 +318,6 @@ ROLLOUTS = records(
     [{"step": 1, "result": {"failure_kind": "cancelled"}}, {"result": {"failure_kind": None}}, {"result": {}}]
 )
 MEANT, NO_FIELD = "did you mean result.failure_kind?", "no record has the field"
-# A path of 200 characters can be the one meant and is named whole; one of 201 is left out.
-LONG_NAMES = {"k" * 200: 1, "m" * 201: 2, "a": {"b" * 198: 3, "c" * 199: 4}}
-LONG_NAMES_SHOWN = f"{'k' * 200}, a, a.{'b' * 198}"
 
 
 @pytest.mark.parametrize(

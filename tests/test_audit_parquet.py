@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_support import CONSTANTS, changed, hooked
+from audit_support import CONSTANTS, LONG_NAMES, LONG_NAMES_SHOWN, changed, hooked
 from helpers import ROOT, examples, needs, run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_audit_legacy import LONG_NAMES, LONG_NAMES_SHOWN
 
 from failure_kinds.audit import audit, render_json
 
