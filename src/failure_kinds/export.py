@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from dataclasses import asdict
 from typing import cast
 
+import failure_kinds
 from failure_kinds import FailureKindsError
 from failure_kinds._display import escaped, shown
+from failure_kinds._runtime import NAMESPACED_PATTERN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
-
-    from failure_kinds import FailureKind
 
 # The layout of an export; a later layout that a reader cannot read says so with another number.
 FORMAT = 1
@@ -26,7 +28,7 @@ class ExportError(FailureKindsError):
     """An export that cannot be read or is not one."""
 
 
-def kind_record(kind: FailureKind) -> dict[str, str | None]:
+def kind_record(kind: failure_kinds.FailureKind) -> dict[str, str | None]:
     """What ``list --format json`` and the export say of a kind (the export puts its value first)."""
     replaced_by = None if kind.replaced_by is None else kind.replaced_by.value
     fields = {"name": kind.name, "value": kind.value, "domain": kind.domain, "description": kind.description}
@@ -35,23 +37,13 @@ def kind_record(kind: FailureKind) -> dict[str, str | None]:
 
 def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
     """The export of the installed vocabulary, with ``namespaces`` when given (an empty one too)."""
-    import failure_kinds
     from failure_kinds.history import OLDER_LABELS
 
     data: dict[str, object] = {
         "format": FORMAT,
         "version": failure_kinds.__version__,
         "kinds": [{"value": kind.value, **kind_record(kind)} for kind in failure_kinds.FailureKind],
-        "older_labels": [
-            {
-                "label": label.label,
-                "replacement": label.replacement,
-                "note": label.note,
-                "status": label.status,
-                "source": label.source,
-            }
-            for label in OLDER_LABELS.values()
-        ],
+        "older_labels": [asdict(label) for label in OLDER_LABELS.values()],
         "stages": [{"value": stage.value, "description": stage.description} for stage in failure_kinds.Stage],
     }
     if namespaces is not None:
@@ -60,9 +52,6 @@ def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[
 
 
 def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
-    import failure_kinds
-    from failure_kinds._runtime import NAMESPACED_PATTERN
-
     declared = namespaces or {}
     alternatives: list[dict[str, object]] = [
         {"title": "registered kind", "enum": [kind.value for kind in failure_kinds.FailureKind]}
@@ -73,12 +62,8 @@ def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict
     # Server names are [a-z][a-z0-9_]*, so they mean the same as written in any regular expression
     # dialect; the lookahead keeps a declared server's undeclared kinds out.
     guard = f"(?!(?:{'|'.join(sorted(declared))}):)" if declared else ""
-    alternatives.append(
-        {
-            "title": "namespaced kind of an undeclared server",
-            "pattern": f"^{guard}{NAMESPACED_PATTERN.pattern}$",
-        }
-    )
+    pattern = f"^{guard}{NAMESPACED_PATTERN.pattern}$"
+    alternatives.append({"title": "namespaced kind of an undeclared server", "pattern": pattern})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "failure kind",
@@ -108,8 +93,6 @@ def read_export(path: str) -> dict[str, object]:
     except RecursionError:
         raise ExportError(f"{where}: not JSON (nested too deeply); not an export") from None
     except ValueError:  # the decoder's one other refusal: an integer past sys.get_int_max_str_digits()
-        import sys
-
         limit = sys.get_int_max_str_digits()
         raise ExportError(
             f"{where}: a number too long to read (over {limit:,} digits); not an export"
@@ -120,12 +103,14 @@ def read_export(path: str) -> dict[str, object]:
     return cast("dict[str, object]", export)
 
 
-# What a comparison reads of each section: its identifying field first, and each field's allowed types.
-_REQUIRED: dict[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {
-    "kinds": (("value", str), ("name", str), ("replaced_by", (str, type(None)))),
-    "stages": (("value", str),),
-    "older_labels": (("label", str), ("replacement", (str, type(None)))),
+# What a comparison reads of each section, its identifying field first: each a string, a replacement
+# a string or null.
+_REQUIRED = {
+    "kinds": ("value", "name", "replaced_by"),
+    "stages": ("value",),
+    "older_labels": ("label", "replacement"),
 }
+_NULLABLE = ("replaced_by", "replacement")
 # Every text a comparison prints is a name of one of these shapes, so a crafted export can neither forge an
 # output line (a control character, a line break) nor flood it: anything else makes the file malformed.
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,99}")
@@ -143,18 +128,21 @@ def _problem(export: object) -> str | None:
         items = data.get(section)
         if not isinstance(items, list):
             return f"{section} is not a list"
-        key = fields[0][0]
+        key = fields[0]
         seen: set[str] = set()
         for index, item in enumerate(cast("list[object]", items)):
             if not isinstance(item, dict):
                 return f"{section}[{index}] is not an object"
             entry = cast("dict[str, object]", item)
-            for field, types in fields:
+            for field in fields:
                 given = entry.get(field)
-                if not isinstance(given, types):
-                    return f"{section}[{index}].{field} is missing or not a {_type_names(types)}"
+                if given is None and field in _NULLABLE:
+                    continue
+                if not isinstance(given, str):
+                    types = "string or null" if field in _NULLABLE else "string"
+                    return f"{section}[{index}].{field} is missing or not a {types}"
                 shape = _CONSTANT if field == "name" else _NAME
-                if isinstance(given, str) and shape.fullmatch(given) is None:
+                if shape.fullmatch(given) is None:
                     return f"{section}[{index}].{field} {shown(given, 80)} does not match {shape.pattern}"
             identity = str(entry[key])
             if identity in seen:
@@ -180,68 +168,51 @@ def _problem(export: object) -> str | None:
     return None
 
 
-def _type_names(types: type | tuple[type, ...]) -> str:
-    return " or ".join(
-        {str: "string", type(None): "null"}[member]
-        for member in (types if isinstance(types, tuple) else (types,))
-    )
-
-
 def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:
     """What changed from ``old`` to ``new``, one line each (incompatible changes first), and whether
     ``new`` is compatible."""
     lines: list[str] = []
-    compatible = True
     old_kinds, new_kinds = _by(old, "kinds", "value"), _by(new, "kinds", "value")
     old_names = {str(kind["name"]): value for value, kind in old_kinds.items()}
     new_names = {str(kind["name"]): value for value, kind in new_kinds.items()}
     revalued = {name for name in old_names.keys() & new_names.keys() if old_names[name] != new_names[name]}
     for name in sorted(revalued):
         lines.append(f"re-valued kind {name}: {old_names[name]!r} -> {new_names[name]!r}")
-        compatible = False
     for value in sorted(old_kinds.keys() & new_kinds.keys()):
         before, after = old_kinds[value]["name"], new_kinds[value]["name"]
         if before != after and before not in new_names:
             lines.append(f"renamed constant of kind {value}: {before} -> {after}")  # code importing it breaks
-            compatible = False
     moved = {old_names[name] for name in revalued} | {new_names[name] for name in revalued}
     for value, kind in old_kinds.items():
         if value not in new_kinds and value not in moved:
             lines.append(f"removed kind {value} ({kind['name']})")
-            compatible = False
     for value, kind in new_kinds.items():
         if value not in old_kinds and value not in moved:
             lines.append(f"added kind {value} ({kind['name']})")
-        earlier = old_kinds.get(value)
-        before = earlier.get("replaced_by") if earlier is not None else None
-        after = kind.get("replaced_by")
+        before, after = old_kinds.get(value, {}).get("replaced_by"), kind.get("replaced_by")
         if after is not None and after != before:
             lines.append(f"deprecated kind {value}: use {after}")
         elif after is None and before is not None:
             lines.append(f"kind {value} is no longer deprecated")
     old_stages, new_stages = _by(old, "stages", "value"), _by(new, "stages", "value")
-    for value in old_stages.keys() - new_stages.keys():
-        lines.append(f"removed stage {value}")
-        compatible = False
-    lines.extend(f"added stage {value}" for value in new_stages.keys() - old_stages.keys())
+    lines += [f"removed stage {value}" for value in old_stages.keys() - new_stages.keys()]
+    lines += [f"added stage {value}" for value in new_stages.keys() - old_stages.keys()]
     old_labels, new_labels = _by(old, "older_labels", "label"), _by(new, "older_labels", "label")
-    for label in old_labels.keys() - new_labels.keys():
-        lines.append(f"removed older label {label}")
-        compatible = False
+    lines += [f"removed older label {label}" for label in old_labels.keys() - new_labels.keys()]
     for label, entry in new_labels.items():
         replacement = entry.get("replacement")
         if label not in old_labels:
             target = "no single replacement" if replacement is None else f"replaced by {replacement}"
             lines.append(f"added older label {label} ({target})")
-        elif old_labels[label].get("replacement") != replacement:
-            before = old_labels[label].get("replacement")
+        elif (before := old_labels[label].get("replacement")) != replacement:
             # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere; a first
-            # replacement only regroups what had none.
+            # replacement only regroups what had none, so only "added" is compatible.
             change = "added" if before is None else "removed" if replacement is None else "changed"
             lines.append(f"{change} replacement of older label {label}: {before} -> {replacement}")
-            compatible = compatible and before is None
-    first = ("re-valued ", "removed ", "renamed ", "changed ")
-    return sorted(lines, key=lambda line: (not line.startswith(first), line)), compatible
+    # The incompatible changes are exactly the lines with these first words.
+    incompatible = ("re-valued ", "removed ", "renamed ", "changed ")
+    lines.sort(key=lambda line: (not line.startswith(incompatible), line))
+    return lines, not lines or not lines[0].startswith(incompatible)
 
 
 def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[str, object]]:
