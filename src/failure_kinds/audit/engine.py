@@ -137,16 +137,7 @@ def audit(
         )
     else:
         sources = expand_inputs(inputs, notes)
-        merged = audit_jobs(
-            sources,
-            settings,
-            jobs=default_jobs() if jobs is None else jobs,
-            fast=fast,
-            progress=progress,
-            chunk_bytes=chunk_bytes,
-            min_bytes=PARALLEL_MIN_BYTES if chunk_bytes is None else 0,
-            heads=heads,
-        )
+        merged = audit_jobs(sources, settings, jobs or default_jobs(), fast, progress, chunk_bytes, heads)
     report = merged.report()
     report.notes = notes
     if not report.with_kind and not report.invalid:
@@ -170,46 +161,41 @@ def default_jobs() -> int:
 def audit_jobs(
     sources: Sequence[Source],
     settings: AuditSettings,
-    *,
     jobs: int,
-    fast: bool = True,
-    progress: IO[str] | None = None,
-    chunk_bytes: int | None = None,
-    min_bytes: int = 0,
-    heads: dict[str, bytearray] | None = None,
+    fast: bool,
+    progress: IO[str] | None,
+    chunk_bytes: int | None,
+    heads: dict[str, bytearray],
 ) -> PartialReport:
     """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
-    ``min_bytes`` in all, a stream among them, or one job: in this process, in one pass."""
+    PARALLEL_MIN_BYTES in all (unless ``chunk_bytes`` is given), a stream among them, or one job: in this
+    process, in one pass."""
     tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
     total = sum(task.size for task in tasks)
-    if len(tasks) <= 1 or total < min_bytes or any(task.kind == STREAM for task in tasks):
+    small = chunk_bytes is None and total < PARALLEL_MIN_BYTES
+    if len(tasks) <= 1 or small or any(task.kind == STREAM for task in tasks):
         batch = plan(sources, 1, 0)
         meter = Progress(None, 0)
         return run_here([batch], settings, None, meter, fast, Progress(progress), heads)
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
-    return audit_tasks(tasks, settings, runner_for(jobs, fast), progress, batch_bytes)
+    return audit_tasks(tasks, settings, pool_runner(jobs, fast), progress, batch_bytes)
 
 
-def runner_for(jobs: int, fast: bool) -> Runner:
-    """A process pool of ``jobs`` workers, started by ``start_method()``."""
+def pool_runner(jobs: int, fast: bool) -> Runner:
+    """A process pool of ``jobs`` workers: forked on Linux from a process with no other thread, else
+    started by forkserver (pyarrow, once imported, runs a thread pool that could hold a lock as a fork
+    copies it); spawned off Linux."""
     import multiprocessing
 
-    return _pool_runner(jobs, fast, multiprocessing.get_context(start_method()))
-
-
-def start_method() -> str:
-    """fork on Linux from a process with no other thread, else forkserver (pyarrow, once imported, runs
-    a thread pool that could hold a lock as a fork copies it); spawn off Linux."""
-
     if sys.platform != "linux":
-        return "spawn"
-    if threading.active_count() == 1 and "pyarrow" not in sys.modules:
-        return "fork"
-    return "forkserver"
+        method = "spawn"
+    elif threading.active_count() == 1 and "pyarrow" not in sys.modules:
+        method = "fork"
+    else:
+        method = "forkserver"
+    context = multiprocessing.get_context(method)
 
-
-def _pool_runner(jobs: int, fast: bool, context: BaseContext) -> Runner:
     def run(
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:

@@ -4,6 +4,7 @@ string (with a kind), None (without), INVALID (another JSON type there), UNPARSE
 
 from __future__ import annotations
 
+import bisect
 import errno
 import io
 import json
@@ -126,19 +127,18 @@ class Skipped:
 
     def __init__(self) -> None:
         self.count: int = 0
-        self.names: list[str] = []
+        self.names: list[str] = []  # the first SKIPPED_NAMED in sorted order
 
     def add(self, name: str) -> None:
         self.count += 1
-        self.names.append(name)
-        if len(self.names) > 64 * SKIPPED_NAMED:  # only the first few in sorted order are named
-            self.names = sorted(self.names)[:SKIPPED_NAMED]
+        bisect.insort(self.names, name)
+        del self.names[SKIPPED_NAMED:]
 
     def note(self, notes: list[str]) -> None:
         from failure_kinds._display import plain
 
-        one, more = self.count == 1, self.count - min(len(self.names), SKIPPED_NAMED)
-        named = ", ".join(plain(name) for name in sorted(self.names)[:SKIPPED_NAMED])
+        one, more = self.count == 1, self.count - len(self.names)
+        named = ", ".join(plain(name) for name in self.names)
         entries = (
             "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
         )
