@@ -2,11 +2,10 @@
 
 A dotted field is a path into struct columns, as in JSON Lines, whatever the top-level columns are called
 (a column literally named ``r.failure_kind`` is not the field ``failure_kind`` of a struct ``r``). The
-categories are the JSON Lines ones, row by row: a string
-is a kind, null (or a field the schema does not have, or a path through a column that is not a struct) is
-without a kind, any other type is invalid. Row numbers (from 1) take the place of line numbers:
-``path:row N``. A file that cannot be opened or decoded is named with its error, after the rows read
-before the break are counted.
+categories are the JSON Lines ones, row by row: a string is a kind, null (or a field the schema does not
+have, or a path through a column that is not a struct) is without a kind, any other type is invalid. Row
+numbers (from 1) take the place of line numbers: ``path:row N``. A file that cannot be opened or decoded
+is named with its error, after the rows read before the break are counted.
 
 Counting works on Arrow's own tallies (dictionary encoding and value counts per batch), so no Python
 object is made per row; a batch holds at most BATCH_ROWS rows of the one column.
@@ -17,13 +16,14 @@ from __future__ import annotations
 import importlib
 from collections import Counter, deque
 
+from failure_kinds._display import escaped
+
 from .errors import describe_read_error
 from .partial import PartialReport
 from .sources import INVALID, UNPARSEABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any, Final
 
 
@@ -53,11 +53,8 @@ def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | N
     whose footer cannot be read, or any file without pyarrow, is one task, which reports why."""
     try:
         _, _, parquet = arrow()
-    except ImportError:
-        return [(0, None, 0)]
-    try:
         metadata: Any = parquet.ParquetFile(path, filesystem=filesystem).metadata
-    except Exception:
+    except Exception:  # ImportError as well
         return [(0, None, 0)]
     groups: int = metadata.num_row_groups
     runs: list[tuple[int, int | None, int]] = []
@@ -93,10 +90,9 @@ def add_parquet(
         leaves = _field_leaves(pa, file, segments)
         if leaves is None:
             # No such field in the schema, or the path runs through a non-struct: no row has a kind.
-            for group in groups:
-                rows = int(file.metadata.row_group(group).num_rows)
-                for offset in range(0, rows, BATCH_ROWS):
-                    partial.add_values([None] * min(BATCH_ROWS, rows - offset))
+            rows = sum(int(file.metadata.row_group(group).num_rows) for group in groups)
+            for offset in range(0, rows, BATCH_ROWS):
+                partial.add_values([None] * min(BATCH_ROWS, rows - offset))
             return
         top: Any = file.schema_arrow.field(segments[0]).type
         # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
@@ -115,11 +111,8 @@ def add_parquet(
             values: Any = batch.column(0)
             for segment in segments[1:]:
                 values = compute.struct_field(values, segment)
-            counts, firsts = _tally(pa, compute, values)
-            partial.add_values(rows_in_order(counts, firsts.__getitem__, sum(counts.values())))
+            partial.add_values(rows_in_order(*_tally(pa, compute, values)))
     except _AmbiguousColumn as error:
-        from failure_kinds._display import escaped
-
         partial.add_error(f"not auditable: {escaped(str(error))}")
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
@@ -144,8 +137,7 @@ def schema_fields(
         pending: list[tuple[str, Any]] = [("", file.schema_arrow)]
         while pending and len(paths) < limit:
             prefix, fields = pending.pop(0)
-            for index in range(len(fields) if prefix == "" else fields.num_fields):
-                field: Any = fields.field(index)
+            for field in fields:  # a schema's or a struct's
                 name: str = field.name
                 if "." in name or not name or len(paths) >= limit or len(prefix) + len(name) > chars:
                     dotted = dotted if dotted is not None or "." not in name else name
@@ -177,11 +169,10 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
     first = 0
     field: Any = None
     for depth, segment in enumerate(segments):
-        if not segment.isascii():
-            try:
-                segment.encode("utf-8")
-            except UnicodeEncodeError:
-                return None  # Parquet names are UTF-8: no column is called that
+        try:
+            segment.encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # Parquet names are UTF-8: no column is called that
         indexes: list[int] = fields.get_all_field_indices(segment)
         if not indexes:
             return None
@@ -199,7 +190,7 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
     leaves = list(range(first, first + _leaf_count(pa, field.type)))
     parquet_schema: Any = file.schema
     dotted = ".".join(segments)
-    total = sum(_leaf_count(pa, schema.field(index).type) for index in range(len(schema)))
+    total = sum(_leaf_count(pa, top.type) for top in schema)
     if total != len(parquet_schema) or not all(
         f"{parquet_schema.column(leaf).path}.".startswith(f"{dotted}.") for leaf in leaves
     ):
@@ -213,7 +204,7 @@ def _leaf_count(pa: Any, kind: Any) -> int:
     """How many Parquet leaf columns hold a field of the Arrow type ``kind``."""
     types: Any = pa.types
     if types.is_struct(kind):
-        return sum(_leaf_count(pa, kind.field(index).type) for index in range(kind.num_fields))
+        return sum(_leaf_count(pa, field.type) for field in kind)
     if types.is_map(kind):
         return _leaf_count(pa, kind.key_type) + _leaf_count(pa, kind.item_type)
     if types.is_list(kind) or types.is_large_list(kind) or types.is_fixed_size_list(kind):
@@ -302,27 +293,25 @@ def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], dict[object, i
     return dict(Counter(decoded)), firsts
 
 
-def rows_in_order(counts: dict[object, int], first_index: Callable[[object], int], rows: int) -> list[object]:
-    """A list of ``rows`` values with these counts in which each value first occurs where it did. The
-    audit needs nothing else of a batch, so the rest of each value's rows may come in any order after
+def rows_in_order(counts: dict[object, int], firsts: dict[object, int]) -> list[object]:
+    """The rows of a batch with these counts, in which each value first occurs where it did (``firsts``).
+    The audit needs nothing else of a batch, so the rest of each value's rows may come in any order after
     its first: the gap before each next first occurrence is filled from the values already seen, built
     with list repetition rather than one Python step per row."""
-    order = sorted(counts, key=first_index)
+    order = sorted(counts, key=firsts.__getitem__)
+    ends = [*(firsts[value] for value in order[1:]), sum(counts.values())]
     remaining = {value: counts[value] - 1 for value in order}
     available: deque[object] = deque()
     result: list[object] = []
-    for position, value in enumerate(order):
+    for value, end in zip(order, ends, strict=True):
         result.append(value)
         if remaining[value]:
             available.append(value)
-        gap_end = first_index(order[position + 1]) if position + 1 < len(order) else rows
-        need = gap_end - len(result)
-        while need > 0:
+        while len(result) < end:
             head = available[0]
-            take = min(need, remaining[head])
+            take = min(end - len(result), remaining[head])
             result += [head] * take
             remaining[head] -= take
-            need -= take
             if not remaining[head]:
                 available.popleft()
     return result
@@ -334,6 +323,4 @@ def _describe(error: BaseException) -> str:
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if len(message) > 200:
         message = message[:200] + "..."
-    from failure_kinds._display import escaped  # pyarrow's messages echo paths
-
-    return f"not a readable Parquet file ({escaped(message)})"
+    return f"not a readable Parquet file ({escaped(message)})"  # escaped: pyarrow's messages echo paths
