@@ -16,14 +16,9 @@ if TYPE_CHECKING:
 LINE_LENGTH = 88
 
 
-def alias_name(server: str) -> str:
-    """``swe_env`` -> ``SweEnvFailureKind``."""
-    return "".join(part.capitalize() for part in server.split("_")) + "FailureKind"
-
-
-def constant_name(server: str, kind: str) -> str:
-    """``swe_env``, ``patch_apply_failed`` -> ``SWE_ENV_PATCH_APPLY_FAILED``."""
-    return f"{server}_{kind}".upper()
+def _camel(name: str) -> str:
+    """``swe_env`` -> ``SweEnv``: a Go constant's name, and a Python alias's before ``FailureKind``."""
+    return "".join(part.capitalize() for part in name.split("_"))
 
 
 def _unique(named: Iterable[tuple[str, str]], reserved: Sequence[str], output: str, tail: str) -> None:
@@ -42,14 +37,11 @@ def render_module(config: ProjectConfig) -> str:
     namespaces = config.namespaces
     if not namespaces:
         raise ConfigError("nothing is declared: [tool.failure-kinds.namespaces] is missing or empty")
-    named = [(alias_name(server), f"the server {server}") for server in namespaces]
-    named += [
-        (constant_name(server, kind), f"{server}:{kind}")
-        for server, kinds in namespaces.items()
-        for kind in kinds
-    ]
+    aliases = {server: f"{_camel(server)}FailureKind" for server in namespaces}
+    constants = _declared(namespaces, str.upper)
+    named = [(alias, f"the server {server}") for server, alias in aliases.items()]
     reserved = ("DeclaredFailureKind", "ProjectFailureKind", "FailureKindName")
-    _unique(named, reserved, "module", "rename one of them")
+    _unique(named + constants, reserved, "module", "rename one of them")
     # Only fixed text goes into the docstring: a file name could hold quotes or anything else.
     if config.path is None or config.path.name == "pyproject.toml":
         source = "[tool.failure-kinds.namespaces] in pyproject.toml"
@@ -66,17 +58,16 @@ def render_module(config: ProjectConfig) -> str:
         "import failure_kinds",
         "from failure_kinds import FailureKindName",
         "",
-        *(_literal(f"{alias_name(server)}: TypeAlias", [f'"{server}:{kind}"' for kind in kinds])
+        *(_literal(f"{aliases[server]}: TypeAlias", [f'"{server}:{kind}"' for kind in kinds])
           for server, kinds in namespaces.items()),
-        _union("DeclaredFailureKind: TypeAlias", [alias_name(server) for server in namespaces]),
+        _union("DeclaredFailureKind: TypeAlias", list(aliases.values())),
         "ProjectFailureKind: TypeAlias = FailureKindName | DeclaredFailureKind",
         "",
         # A formatter set wider than 88 would join a constant's wrapped lines and --check would then find
         # the module changed: the constants are fenced off from formatting.
         "# Each typed as its literal, which a variable assigned from it keeps in every checker.",
         "# fmt: off",
-        *(_constant(constant_name(server, kind), f'"{server}:{kind}"')
-          for server, kinds in namespaces.items() for kind in kinds),
+        *(_constant(constant, f'"{value}"') for constant, value in constants),
         "# fmt: on",
         "",
         *(_call(f'"{server}"', [f'"{kind}"' for kind in kinds]) for server, kinds in namespaces.items()),
@@ -162,18 +153,25 @@ func contains(kinds []FailureKind, value string) bool {
 def _kinds(
     namespaces: Mapping[str, Sequence[str]], name: Callable[[str], str], reserved: Sequence[str] = ()
 ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    """(constant, value, comment) of each registered kind and (constant, value) of each declared kind."""
+    """(constant, value, comment) of each registered kind and :func:`_declared`'s declared kinds."""
     registered: list[tuple[str, str, str]] = []
     for kind in failure_kinds.FailureKind:
-        text = kind.description + (
-            "" if kind.replaced_by is None else f" Deprecated: use {kind.replaced_by.value}."
-        )
-        registered.append((name(kind.value), kind.value, " ".join(text.replace("*/", "* /").split())))
-    pairs = [(server, kind) for server, kinds in namespaces.items() for kind in kinds]
-    declared = [(name(f"{server}_{kind}"), f"{server}:{kind}") for server, kind in pairs]
-    named = [(constant, value) for constant, value, _ in registered] + declared
-    _unique(named, reserved, "output", "rename one")
+        deprecated = "" if kind.replaced_by is None else f" Deprecated: use {kind.replaced_by.value}."
+        comment = " ".join((kind.description + deprecated).replace("*/", "* /").split())
+        registered.append((name(kind.value), kind.value, comment))
+    declared = _declared(namespaces, name)
+    named = [(constant, value) for constant, value, _ in registered]
+    _unique(named + declared, reserved, "output", "rename one")
     return registered, declared
+
+
+def _declared(namespaces: Mapping[str, Sequence[str]], name: Callable[[str], str]) -> list[tuple[str, str]]:
+    """(constant, value) of each declared kind."""
+    return [
+        (name(f"{server}_{kind}"), f"{server}:{kind}")
+        for server, kinds in namespaces.items()
+        for kind in kinds
+    ]
 
 
 def typescript(namespaces: Mapping[str, Sequence[str]]) -> str:
@@ -210,11 +208,8 @@ def typescript(namespaces: Mapping[str, Sequence[str]]) -> str:
 
 
 def go(namespaces: Mapping[str, Sequence[str]]) -> str:
-    def go_name(text: str) -> str:
-        return "".join(part.capitalize() for part in text.split("_"))
-
     registered, declared = _kinds(
-        namespaces, go_name, ("FailureKind", "IsDeclared", "IsRegistered", "Version")
+        namespaces, _camel, ("FailureKind", "IsDeclared", "IsRegistered", "Version")
     )
     version = failure_kinds.__version__
     lines = [
