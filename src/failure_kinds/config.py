@@ -51,28 +51,16 @@ def load_config(
 ) -> ProjectConfig:
     """The configuration in ``config_file``, or else in the nearest ``pyproject.toml`` at or above
     ``start`` (default: the working directory)."""
-    path = None if config_file is None else Path(config_file)
-    if path is None:
-        try:
-            directory = (start or Path.cwd()).absolute()
-        except OSError:  # the working directory was removed: nothing can be found there
-            return ProjectConfig()
-        path = next(
-            (folder / PYPROJECT for folder in (directory, *directory.parents) if _is_file(folder)), None
-        )
-        if path is None:
-            return ProjectConfig()
-    if path.name != PYPROJECT:
-        return _parse(path, _read_toml(path), (), "")
-    return _parse(path, *_tool_table(path, _read_toml(path)), TABLE)
-
-
-def _is_file(folder: Path) -> bool:
-    candidate = folder / PYPROJECT
+    if config_file is not None:
+        return _parse(Path(config_file))
     try:
-        return candidate.exists() and not candidate.is_dir()
-    except OSError:
-        return False
+        directory = (start or Path.cwd()).absolute()
+    except OSError:  # the working directory was removed: nothing can be found there
+        return ProjectConfig()
+    # Anything but a directory is found, so that a pyproject.toml that is not a regular file is an error.
+    candidates = (folder / PYPROJECT for folder in (directory, *directory.parents))
+    found = next((path for path in candidates if os.path.exists(path) and not os.path.isdir(path)), None)
+    return ProjectConfig() if found is None else _parse(found)
 
 
 def _read_toml(path: Path) -> dict[str, object]:
@@ -118,12 +106,13 @@ def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, obje
     """``[tool.failure-kinds]``, and a warning for each ``[tool]`` table that likely misspells it."""
     from failure_kinds._suggest import closest
 
+    where = shown_path(path)
     tool = _table(document.get("tool", {}))
     if tool is None:
-        raise ConfigError(f"{shown_path(path)}: [tool] must be a table")
+        raise ConfigError(f"{where}: [tool] must be a table")
     table = _table(tool.get(TOOL_KEY, {}))
     if table is None:
-        raise ConfigError(f"{shown_path(path)}: [{TABLE}] must be a table")
+        raise ConfigError(f"{where}: [{TABLE}] must be a table")
     # Case and separators are folded first: the matcher would read "FaIlUrE" as words of a camel-case name.
     misspelt = [
         key
@@ -131,7 +120,6 @@ def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, obje
         if key != TOOL_KEY and closest(re.sub(r"[-_.\s]+", "-", key.strip().lower()), (TOOL_KEY,)) is not None
     ]
     headers = [key if _BARE_KEY.fullmatch(key) else shown(key, 80) for key in misspelt]
-    where = shown_path(path)
     return table, tuple(
         f"{where}: [tool.{header}] is not read; did you mean [{TABLE}]?" for header in headers
     )
@@ -142,25 +130,24 @@ def _table(value: object) -> dict[str, object] | None:
     return {str(key): item for key, item in value.items()} if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
-def _parse(path: Path, table: dict[str, object], warnings: tuple[str, ...], prefix: str) -> ProjectConfig:
-    """``prefix`` is where the keys sit in the file: "tool.failure-kinds" or "" for the top level."""
+def _parse(path: Path) -> ProjectConfig:
+    """The keys sit under [tool.failure-kinds] of a pyproject.toml and at the top level of any other file."""
     from failure_kinds._runtime import all_names, exact_strs
 
+    prefix = TABLE if path.name == PYPROJECT else ""
+    table, warnings = _tool_table(path, _read_toml(path)) if prefix else (_read_toml(path), ())
     where = shown_path(path)
     in_table = f" [{prefix}]" if prefix else ""
     namespaces_table = f"[{prefix}.namespaces]" if prefix else "[namespaces]"
-    for key in table:
-        if key not in _KEYS:
-            # A [tool.failure-kinds] table copied from a pyproject.toml into a file given by --config.
-            hint = (
+    unknown = next((key for key in table if key not in _KEYS), None)
+    if unknown is not None:
+        message = f"{where}:{in_table} unknown key {shown(unknown, 80)} (known: {', '.join(_KEYS)})"
+        if unknown == "tool" and not prefix:  # a [tool.failure-kinds] table copied into a --config file
+            message += (
                 f"; a file other than {PYPROJECT} holds the keys of [{TABLE}] at its top level:"
                 f" write [namespaces], not [{TABLE}.namespaces]"
-                if key == "tool" and not prefix
-                else ""
             )
-            raise ConfigError(
-                f"{where}:{in_table} unknown key {shown(key, 80)} (known: {', '.join(_KEYS)}){hint}"
-            )
+        raise ConfigError(message)
     declared = _table(table.get("namespaces", {}))
     if declared is None:
         raise ConfigError(f"{where}: {namespaces_table} must be a table of server = [kinds]")
