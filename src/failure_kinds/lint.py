@@ -98,9 +98,6 @@ class Finding(NamedTuple):
     # A literal's last line and the 1-based column just after it; None for a name or an unlintable file.
     end: tuple[int, int] | None = None
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.col, self.code)
-
     def to_json(self) -> dict[str, object]:
         return dict(zip(self._fields[:5], self, strict=False))
 
@@ -120,17 +117,14 @@ def read_error(error: OSError) -> str:
     return describe_read_error(error)
 
 
-def source_files(path: str, problems: list[str], pruned: list[str]) -> Iterator[str]:
-    """A file as given; a directory's source files, sorted, not entering a hidden or skipped directory or
-    a link (each added to ``pruned``); a directory that cannot be listed goes to ``problems``."""
-    if not os.path.isdir(path):
-        yield path
-        return
+def source_files(directory: str, problems: list[str], pruned: list[str]) -> Iterator[str]:
+    """The directory's source files, sorted, not entering a hidden or skipped directory or a link (each
+    added to ``pruned``); a directory that cannot be listed goes to ``problems``."""
 
     def note(error: OSError) -> None:
         problems.append(f"{plain(str(error.filename), PATH_LIMIT)}: {read_error(error)}")
 
-    for folder, directories, names in os.walk(path, onerror=note):
+    for folder, directories, names in os.walk(directory, onerror=note):
         left = sorted(name for name in directories if _skipped(os.path.join(folder, name)))
         pruned += (os.path.join(folder, name) for name in left)
         directories[:] = sorted(set(directories) - set(left))
@@ -155,14 +149,14 @@ def read_source(path: str, *, walked: bool = False, seen: set[tuple[int, int]] |
         raise _Unreadable(read_error(error)) from None
     try:
         status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode) and walked:
-            return "skipped"
         if not stat.S_ISREG(status.st_mode):
+            if walked:
+                return "skipped"
             raise _Unreadable("not a regular file")
         # The file opened, not the name: a link replaced meanwhile is judged by what is read.
-        if seen is not None and (status.st_dev, status.st_ino) in seen:
-            return "repeated"
         if seen is not None:
+            if (status.st_dev, status.st_ino) in seen:
+                return "repeated"
             seen.add((status.st_dev, status.st_ino))
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             return file.read(SIZE_LIMIT + 1)
@@ -181,15 +175,13 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
     left out (entries not regular files, files named twice, directories not entered) is said in ``notes``."""
     findings: list[Finding] = []
     unreadable: list[str] = []
-    said: list[str] = []
     pruned: list[str] = []
     seen: set[tuple[int, int]] = set()
     counts = {"skipped": 0, "repeated": 0}
     read = 0
     for path in paths:
-        walked = os.path.isdir(path)
-        found = 0
-        for file_path in source_files(path, unreadable, pruned):
+        walked, found = os.path.isdir(path), 0
+        for file_path in source_files(path, unreadable, pruned) if walked else [path]:
             found += 1
             try:
                 source = read_source(file_path, walked=walked, seen=seen)
@@ -202,9 +194,8 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
                 read += 1
                 findings.extend(checker.check_source(source, file_path))
         if walked and not found:
-            said.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
+            notes.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
     skipped, repeated = counts["skipped"], counts["repeated"]
-    notes += said
     if pruned:
         names = ", ".join(plain(name, PATH_LIMIT) for name in pruned[:3])
         more = f" and {len(pruned) - 3:,} more" if len(pruned) > 3 else ""
@@ -246,9 +237,8 @@ class Checker:
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
         # The compiler's warnings about the linted file (invalid escapes) are its business, not ours to print.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return sorted(self._check_source(source, path), key=Finding.sort_key)
+        with warnings.catch_warnings(action="ignore"):
+            return sorted(self._check_source(source, path), key=lambda finding: finding[:4])
 
     def _check_source(self, source: bytes, path: str) -> list[Finding]:
         if len(source) > SIZE_LIMIT:
@@ -268,11 +258,9 @@ class Checker:
         uses, reads = kind_uses(tree, source, self.fields, self.names)
         judged: list[tuple[ast.Constant | MissingName, tuple[str, str, str | None]]] = []
         for use in {id(use): use for use in uses}.values():  # a constant used twice is one literal
-            verdict: tuple[str, str, str | None] | None
-            if isinstance(use, MissingName):
-                verdict = self.missing_verdict(use)
-            else:
-                verdict = self.verdict(use.value) if isinstance(use.value, str) else None
+            verdict = (
+                self.missing_verdict(use) if isinstance(use, MissingName) else self.verdict(str(use.value))
+            )
             judged += [(use, verdict)] if verdict else []
         if not judged:
             return []
@@ -361,7 +349,6 @@ def declared_encoding(source: bytes) -> str:
     """The encoding the parser reads ``source`` in (PEP 263), whose first two lines may end in a lone
     carriage return for the parser too. Raises SyntaxError or LookupError as tokenize.detect_encoding."""
     import itertools
-    import tokenize
 
     first = itertools.islice(re.finditer(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+", source), 2)
     lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
@@ -397,7 +384,7 @@ def _wide_text(source: bytes) -> str | None:
     head = source[:4]
     found = next((found for mark, found in _MARKS.items() if head.startswith(mark)), None)
     name, _, order = (found or _NULS.get(bytes(byte == 0 for byte in head), "")).partition(" ")
-    if not name or (found is None and (len(head) < 4 or max(head) >= 0x80)):
+    if not name or (found is None and max(head) >= 0x80):
         return None
     encoding, order = (name if found else f"{name}{order.upper()}E"), "little" if order == "l" else "big"
     return (
