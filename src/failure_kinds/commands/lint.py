@@ -3,8 +3,13 @@ commands or SARIF, and ``--fix`` and ``--diff`` through :mod:`failure_kinds._fix
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 
+import failure_kinds
+import failure_kinds._fix as fixing
+import failure_kinds.lint as lint
 from failure_kinds._display import escaped, plain
 from failure_kinds._streams import error_line, write_output
 from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, load_project_config
@@ -18,8 +23,6 @@ if TYPE_CHECKING:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    import failure_kinds.lint as lint
-
     if "-" in arguments.paths:
         # Source has a name its findings point into and --fix rewrites; a stream has neither.
         raise UsageError(
@@ -32,17 +35,13 @@ def run(arguments: argparse.Namespace) -> int:
     if "" in (arguments.fields or ()):
         raise UsageError("--field '' is empty: name the field that holds a kind, as audit --field does")
     config = load_project_config(arguments)
-    fields = arguments.fields or list(lint.DEFAULT_FIELDS)
     notes: list[str] = []
-    checker = lint.Checker(fields, config.namespaces, unsafe_fixes=arguments.unsafe_fixes)
+    checker = lint.Checker(arguments.fields or lint.DEFAULT_FIELDS, config.namespaces, arguments.unsafe_fixes)
     findings, unreadable = lint.lint_paths(arguments.paths, checker, notes)
     changed = False
     fixable: dict[tuple[str, Fix], Change] = {}
     if arguments.fix or arguments.diff or arguments.format == "sarif":
-        mode = "fix" if arguments.fix else "diff" if arguments.diff else "sarif"
-        findings, changed = _fix(
-            checker, findings, unreadable, notes, fixable, mode, arguments.format == "text"
-        )
+        findings, changed = _fix(checker, findings, unreadable, notes, fixable, arguments)
     if arguments.diff:
         pass  # the diff is the whole output, as it can be applied with patch
     elif arguments.format == "json":
@@ -70,16 +69,12 @@ def _fix(
     unreadable: list[str],
     notes: list[str],
     fixable: dict[tuple[str, Fix], Change],
-    mode: str,
-    text: bool,
+    arguments: argparse.Namespace,
 ) -> tuple[list[Finding], bool]:
-    """Apply (``mode`` "fix"), show as a diff ("diff") or add to ``fixable`` ("sarif") the fixes of
-    ``findings``: the findings left, and whether anything was (or would be) changed. Each file is read and
-    linted again, so a fix is computed on the very bytes it rewrites; a file that cannot be fixed safely
-    keeps its findings with a note, in every mode; a rewritten file is linted once more."""
-    import failure_kinds._fix as fixing
-    import failure_kinds.lint as lint
-
+    """Apply (--fix), show as a diff (--diff) or add to ``fixable`` (SARIF) the fixes of ``findings``: the
+    findings left, and whether anything was (or would be) changed. Each file is read and linted again, so a
+    fix is computed on the very bytes it rewrites; a file that cannot be fixed safely keeps its findings
+    with a note, in every mode; a rewritten file is linted once more."""
     relinted: dict[str, list[Finding]] = {}
     changed = False
     for path in dict.fromkeys(finding.path for finding in findings if finding.fix is not None):
@@ -96,7 +91,7 @@ def _fix(
             after, changes = fixing.apply(before, [finding.fix for finding in relinted[path] if finding.fix])
             if changes:
                 fixing.check_replaceable(path, after)
-            if changes and mode == "fix":
+            if changes and arguments.fix:
                 fixing.replace_file(path, before, after)
         except fixing.Unfixable as error:
             notes.append(f"{shown}: not fixed: {error}")
@@ -104,31 +99,27 @@ def _fix(
             continue
         changed = changed or bool(changes)
         fixable.update(((path, change.fix), change) for change in changes)
-        if changes and mode == "diff":
+        if changes and arguments.diff:
             _write_bytes(fixing.unified_diff(path, before, after))
             if fixing.diff_name(path)[1]:
                 notes.append(
                     f"{shown}: outside the working directory, so patch -p0 and git apply do not apply its "
                     "diff; run the lint from a directory that holds it"
                 )
-        elif changes and mode == "fix":
+        elif changes and arguments.fix:
             relinted[path] = checker.check_source(after, path)
             report = "".join(
                 f"{shown}:{fix.line}:{column} {fix.old} -> {fix.new}\n" for fix, _, column in changes
             )
-            if text:
+            if arguments.format == "text":
                 write_output(report)
             else:
                 error_line(report.rstrip("\n"))
-    if mode != "fix":
+    if not arguments.fix:
         return findings, changed
     left: list[Finding] = []
-    for index, finding in enumerate(findings):
-        if finding.path not in relinted:
-            left.append(finding)
-        elif index == 0 or findings[index - 1].path != finding.path:
-            # A file's findings are together in the list; the first of them stands for them all.
-            left.extend(relinted[finding.path])
+    for path, found in itertools.groupby(findings, key=lambda finding: finding.path):
+        left.extend(relinted.get(path, found))  # a file's findings are together in the list
     return left, changed
 
 
@@ -178,21 +169,16 @@ def _property(text: str) -> str:
 def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -> dict[str, object]:
     """The findings as one SARIF 2.1.0 run, in the subset GitHub code scanning reads, with the fixes
     ``--fix`` would make; paths relative to the working directory (``%SRCROOT%``), links resolved."""
-    import os
-
-    import failure_kinds
-    from failure_kinds.lint import CODES
-
     root = os.path.realpath(os.getcwd())
     rules = [
         {
             "id": code,
             "shortDescription": {"text": meaning.summary},
             "fullDescription": {"text": meaning.advice},
+            "help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"},
+            "defaultConfiguration": {"level": meaning.level},
         }
-        | {"help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"}}
-        | {"defaultConfiguration": {"level": meaning.level}}
-        for code, meaning in CODES.items()
+        for code, meaning in lint.CODES.items()
     ]
     results: list[dict[str, object]] = []
     for finding in findings:
@@ -205,8 +191,11 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
         region = {"startLine": finding.line, "startColumn": finding.col}
         if finding.end is not None:
             region.update(endLine=finding.end[0], endColumn=finding.end[1])
-        result: dict[str, object] = {"ruleId": finding.code, "ruleIndex": list(CODES).index(finding.code)}
-        result.update(level=CODES[finding.code].level, message={"text": escaped(finding.message)})
+        result: dict[str, object] = {
+            "ruleId": finding.code,
+            "ruleIndex": list(lint.CODES).index(finding.code),
+        }
+        result.update(level=lint.CODES[finding.code].level, message={"text": escaped(finding.message)})
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
         results.append(result)
         change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
@@ -230,7 +219,6 @@ def _file_uri(absolute: str) -> str:
 
 
 def _quoted(path: str) -> str:
-    import os
     from urllib.parse import quote
 
     # Of the file name's own bytes, so a name that is not UTF-8 still names that file.
