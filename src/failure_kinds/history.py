@@ -118,9 +118,7 @@ OLDER_LABELS: "Mapping[str, OlderLabel]" = MappingProxyType(
 
 def older_label(name: object) -> "OlderLabel | None":
     """What is known of the older label ``name``, or None when it is not one. Never raises."""
-    if not issubclass(type(name), str):
-        return None
-    return OLDER_LABELS.get(str.__str__(name))  # pyright: ignore[reportArgumentType]
+    return OLDER_LABELS.get(str.__str__(name)) if issubclass(type(name), str) else None  # pyright: ignore[reportArgumentType]
 
 
 def older_name(name: str) -> object:
@@ -129,13 +127,9 @@ def older_name(name: str) -> object:
     A constant of an older label warns that it is deprecated, naming the constant to write instead.
     Raises `AttributeError` for any other name, as a module does.
     """
-    registry_names: dict[str, object] = {"FAILURE_KIND_REGISTRY": FAILURE_KIND_REGISTRY}
-    registry_names |= {
-        "ACTIVE_FAILURE_KINDS": ACTIVE_FAILURE_KINDS,
-        "RESERVED_FAILURE_KINDS": RESERVED_FAILURE_KINDS,
-    }
-    if name in (*registry_names, "FailureKindRegistration"):
-        return registry_names.get(name, FailureKindRegistration)
+    registry = ("FAILURE_KIND_REGISTRY", "ACTIVE_FAILURE_KINDS", "RESERVED_FAILURE_KINDS")
+    if name in registry or name == "FailureKindRegistration":
+        return globals()[name]
     older = OLDER_LABELS.get(name.lower()) if name.isupper() else None
     if name == "RegistryStatus":
         from typing import Literal
