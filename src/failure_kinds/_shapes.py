@@ -8,7 +8,6 @@ those are walked (benchmarks/README.md says what that saves): the rest cannot ho
 from __future__ import annotations
 
 import ast
-import collections
 import re
 from typing import NamedTuple
 
@@ -28,6 +27,7 @@ _DEFAULTING: Final = frozenset({"get", "pop", "setdefault"})
 CONSTANT_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 # Comparisons whose operands code reads a kind against: a literal anywhere under one is a read.
 _READING: Final = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_DISPLAYS: Final = (ast.Tuple, ast.List, ast.Set)
 # Subscripted annotations that hold a kind: unions of their arguments, and wrappers of their first.
 _UNIONS: Final = frozenset({"Optional", "Union"})
 _WRAPPERS: Final = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired"})
@@ -55,17 +55,15 @@ def kind_uses(
     for statement in tree.body:
         first = min([statement.lineno, *(item.lineno for item in getattr(statement, "decorator_list", ()))])
         pending.append((statement, source if whole else b"\n".join(lines[first - 1 : statement.end_lineno])))
-    words = set(walk.searched)
+    searched = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
+    words = searched - {""}  # an empty word would match every statement
     while pending and words:
-        encoded = [re.escape(word.encode("utf-8", "surrogatepass")) for word in words if word]
-        if not encoded:
-            break
-        search = re.compile(b"|".join(encoded)).search
-        chosen = [search(piece) is not None for _, piece in pending]
+        pattern = re.compile(b"|".join(re.escape(word.encode("utf-8", "surrogatepass")) for word in words))
+        chosen = [pattern.search(piece) is not None for _, piece in pending]
         walk.walk(statement for (statement, _), mentioned in zip(pending, chosen, strict=True) if mentioned)
         pending = [entry for entry, mentioned in zip(pending, chosen, strict=True) if not mentioned]
-        words = walk.learned_words() - walk.searched
-        walk.searched |= words
+        words = walk.learned_words() - searched
+        searched |= words
     return walk.finish()
 
 
@@ -115,7 +113,6 @@ class _Walk(ast.NodeVisitor):
         self.fields = fields
         self.package_names, self.enum_names = names
         self.constants = _module_constants(tree)
-        self.searched = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
         self.found: list[ast.Constant | MissingName] = []
         self.reads: set[ast.Constant] = set()
         # Every literal under an operand of a comparison or in a case pattern (`row == {"failure_kind": ..}`).
@@ -139,12 +136,8 @@ class _Walk(ast.NodeVisitor):
         """A node no rule reads: ast.walk reaches its children."""
 
     def learned_words(self) -> set[str]:
-        return (
-            self.kind_names
-            | self.kind_attributes
-            | self.read_names
-            | self.package_aliases
-            | self.enum_aliases
+        return self.kind_names.union(
+            self.kind_attributes, self.read_names, self.package_aliases, self.enum_aliases
         )
 
     def strings(self, node: ast.expr | ast.pattern) -> Iterator[ast.Constant]:
@@ -324,9 +317,7 @@ class _Walk(ast.NodeVisitor):
                         self.read(self.strings(right))
                     elif isinstance(operator, ast.Eq | ast.NotEq) and self.holds_kind(right):
                         self.read(self.strings(left))
-                    elif isinstance(operator, ast.In | ast.NotIn) and isinstance(
-                        right, ast.Tuple | ast.List | ast.Set
-                    ):
+                    elif isinstance(operator, ast.In | ast.NotIn) and isinstance(right, _DISPLAYS):
                         for element in right.elts if self.holds_kind(left) else ():
                             self.read(self.strings(element))
             elif isinstance(node, ast.BoolOp) and any(self.holds_kind(value) for value in node.values):
@@ -358,19 +349,18 @@ def _annotated(argument: ast.arg) -> bool:
 
 def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:
     """Names in capitals assigned a string literal exactly once at the top of the module."""
-    assigned = [
-        (target, statement.value, len(targets))
-        for statement in tree.body
-        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None
-        for targets in [statement.targets if isinstance(statement, ast.Assign) else [statement.target]]
-        for target in targets
-        if isinstance(target, ast.Name) and CONSTANT_NAME.fullmatch(target.id)
-    ]
-    times = collections.Counter(target.id for target, _, _ in assigned)
+    values: dict[str, ast.expr | None] = {}  # None: assigned twice, or with another name (`A = B = "x"`)
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and CONSTANT_NAME.fullmatch(target.id):
+                    once = target.id not in values and len(targets) == 1
+                    values[target.id] = statement.value if once else None
     return {
-        target.id: value
-        for target, value, count in assigned
-        if times[target.id] == count == 1 and isinstance(value, ast.Constant) and isinstance(value.value, str)
+        name: value
+        for name, value in values.items()
+        if isinstance(value, ast.Constant) and isinstance(value.value, str)
     }
 
 
