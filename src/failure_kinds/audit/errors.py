@@ -39,12 +39,12 @@ class WideText(Exception):
 # Byte order marks, longest first; without one, the places of the NUL bytes around the first two ASCII
 # characters tell the encoding (the way RFC 4627 tells JSON's encodings apart), when the first is one a
 # line of records begins with (so binary junk stays unparseable lines).
-_MARKS: Final = (
-    (b"\xff\xfe\x00\x00", "UTF-32", "little"),
-    (b"\x00\x00\xfe\xff", "UTF-32", "big"),
-    (b"\xff\xfe", "UTF-16", "little"),
-    (b"\xfe\xff", "UTF-16", "big"),
-)
+_MARKS: Final = {
+    b"\xff\xfe\x00\x00": ("UTF-32", "little"),
+    b"\x00\x00\xfe\xff": ("UTF-32", "big"),
+    b"\xff\xfe": ("UTF-16", "little"),
+    b"\xfe\xff": ("UTF-16", "big"),
+}
 _NULS: Final[dict[tuple[bool, ...], tuple[str, str]]] = {
     (False, True, False, True): ("UTF-16", "little"),
     (True, False, True, False): ("UTF-16", "big"),
@@ -56,16 +56,12 @@ _NULS: Final[dict[tuple[bool, ...], tuple[str, str]]] = {
 def check_text(head: bytes, gzipped: str | None = None) -> None:
     """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32;
     ``gzipped``: the name of the gzip file they were decompressed from, which the hint decompresses."""
-    name = order = source = ""
-    for mark, name_of_mark, order_of_mark in _MARKS:
-        if head.startswith(mark):
-            name, order, source = name_of_mark, order_of_mark, name_of_mark  # iconv reads the mark
-            break
-    else:
-        if len(head) == 4 and max(head) < 0x80:
-            name, order = _NULS.get(tuple(byte == 0 for byte in head), ("", ""))
-            if name and max(head[:2] if name == "UTF-16" else head) in b"{ \t\r\n":
-                source = name + order[0].upper() + "E"
+    name, order = next((found for mark, found in _MARKS.items() if head.startswith(mark)), ("", ""))
+    source = name  # iconv reads the mark
+    if not name and len(head) == 4 and max(head) < 0x80:
+        name, order = _NULS.get(tuple(byte == 0 for byte in head), ("", ""))
+        if name and max(head[:2] if name == "UTF-16" else head) in b"{ \t\r\n":
+            source = name + order[0].upper() + "E"
     if source:
         command = f"iconv -f {source} -t UTF-8"
         if gzipped is not None:
