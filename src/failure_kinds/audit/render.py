@@ -91,6 +91,7 @@ def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
     return [line.rstrip(), *_wrapped(" " * 6 + notes, 6)]
 
 
+_UNPARSEABLE: Final = "not UTF-8, not JSON, or not a JSON object"
 # What needs action, in this order, and what addresses it.
 _SECTIONS: Final = ("unregistered", "undeclared", "legacy", "aliased", "namespaced", "registered")
 _STRICT: Final = "; --strict fails on them"
@@ -120,56 +121,44 @@ def _actions(report: Report, number_width: int) -> list[str]:
         what = "inputs not read to the end: the error beside each under files: says why"
         found.append(("unreadable", len(report.failed_files), what))
     for category, (noun, what) in _ACTIONS.items():
-        rows = [row for row in report.kinds if row.category == category]
-        if rows:
+        if rows := [row for row in report.kinds if row.category == category]:
             distinct = sum(1 for row in rows if row.value is not None)
             found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
     overlong = ""
     if report.first_overlong is not None:
-        longer = "1 line" if report.overlong == 1 else f"{report.overlong:,} lines"
-        where = shown_location(report.first_overlong)
+        longer, where = plural(report.overlong, "line"), shown_location(report.first_overlong)
         overlong = f"; {longer} over the line cap (--max-line-bytes), first at {where}"
-    for label, count, what, first in (
-        ("invalid", report.invalid, "a number, bool, object or list at the field", report.first_invalid),
-        (
-            "unparseable",
-            report.unparseable,
-            "not UTF-8, not JSON, or not a JSON object",
-            report.first_unparseable,
-        ),
+    for label, count, what, first, more in (
+        ("invalid", report.invalid, "a number, bool, object or list at the field", report.first_invalid, ""),
+        ("unparseable", report.unparseable, _UNPARSEABLE, report.first_unparseable, overlong),
     ):
         if count:
-            where = f"{what}: fix its producer; first at {shown_location(first or '')}"
-            found.append((label, count, where + (overlong if label == "unparseable" else "")))
+            where = f"first at {shown_location(first or '')}{more}"
+            found.append((label, count, f"{what}: fix its producer; {where}"))
     if not found:
         return []
     lines = ["needs action:"]
     for label, count, what in found:
-        lines.extend(_wrapped(f"  {label:<15}{count:>{number_width},}  {what}", 19 + number_width))
+        lines += _wrapped(f"  {label:<15}{count:>{number_width},}  {what}", 19 + number_width)
     return [*lines, ""]
 
 
 def render_text(report: Report, bar_character: str = "#") -> str:
-    lines: list[str] = []
-    lines.extend(_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2))
-    lines.append("")
+    lines = [*_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2), ""]
     number_width = max(len(f"{report.records:,}"), 5)
-    lines.extend(_actions(report, number_width))
+    lines += _actions(report, number_width)
     for label, count, note in (
         ("records", report.records, ""),
         ("with a kind", report.with_kind, ""),
         ("without a kind", report.without_kind, "field absent or null"),
         ("invalid", report.invalid, "field holds a number, bool, object or list"),
-        ("unparseable", report.unparseable, "not UTF-8, not JSON, or not a JSON object"),
+        ("unparseable", report.unparseable, _UNPARSEABLE),
     ):
         percent = _percent(count, report.records) if label != "records" else "      "
         lines.append(f"  {label:<15}{count:>{number_width},}  {percent}  {note}".rstrip())
-    if report.kinds:
-        lines.append("")
-        lines.append(f"shares below are of the {plural(report.with_kind, 'record')} with a kind")
-
     rows = report.kinds
-    with_kind = report.with_kind
+    if rows:
+        lines += ["", f"shares below are of the {plural(report.with_kind, 'record')} with a kind"]
     biggest = max((row.count for row in rows), default=0)
     shown_values = {
         id(row): f"(other {row.category} values)" if row.value is None else _shown_value(row.value)
@@ -184,36 +173,33 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     def row_line(label: str, count: int, largest: int, extra: str = "") -> list[str]:
         bar = _bar(count, largest, bar_character, bar_width)
         label += " " * (width - columns(label))
-        line = f"  {label}  {count:>{number_width},}  {_percent(count, with_kind)}  {bar:<{bar_width}}"
+        line = f"  {label}  {count:>{number_width},}  {_percent(count, report.with_kind)}  {bar:<{bar_width}}"
         return _with_notes(line, extra)
 
-    registered_counts: dict[str | None, int] = {}
     for category in _SECTIONS:
         section = [row for row in rows if row.category == category]
         if not section:
             continue
         total = sum(row.count for row in section)
         distinct = sum(1 for row in section if row.value is not None)
-        lines.append("")
-        lines.append(f"{category}: {distinct:,} distinct, {plural(total, 'record')}")
+        lines += ["", f"{category}: {distinct:,} distinct, {plural(total, 'record')}"]
         for row in section:
             extras: list[str] = []
             if row.value is not None and max(row.length, columns(row.value)) > VALUE_WIDTH:
                 extras.append(f"{row.length:,} characters")
             extras.extend(_row_notes(row))
-            if category in ("unregistered", "undeclared", "legacy"):
+            if category in _ACTIONS:
                 extras.append(f"first seen {shown_location(row.first_seen)}")
-            if category == "registered":
-                registered_counts[row.canonical] = row.count
-            lines.extend(row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras)))
+            lines += row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
             servers = [f"{_shown_value(server)} {count:,}" for server, count in report.namespaces.items()]
             if report.namespaces_overflow:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
-            lines.extend(_wrapped(f"  by server: {', '.join(servers)}", 4))
+            lines += _wrapped(f"  by server: {', '.join(servers)}", 4)
 
     # Only the kinds whose count the regrouping changes: the others are in the registered rows above.
-    changed = {kind: count for kind, count in totals.items() if registered_counts.get(kind) != count}
+    registered = {row.canonical: row.count for row in rows if row.category == "registered"}
+    changed = {kind: count for kind, count in totals.items() if registered.get(kind) != count}
     if changed:
         parts = ["registered"]
         parts += [
@@ -222,23 +208,18 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             if any(row.category == category and row.canonical is not None for row in rows)
         ]
         together = ", ".join(parts[:-1]) + " and " + parts[-1]
-        lines.append("")
-        lines.extend(
-            _wrapped(f"regrouped by canonical kind ({together} together), where that changes the count:", 2)
-        )
+        heading = f"regrouped by canonical kind ({together} together), where that changes the count:"
+        lines += ["", *_wrapped(heading, 2)]
         top = max(totals.values())
         for kind, count in changed.items():
-            lines.extend(row_line(kind, count, top))
+            lines += row_line(kind, count, top)
     not_seen = report.not_seen
     if rows and not_seen:
-        lines.append("")
-        lines.extend(
-            _wrapped(f"not seen: {plural(len(not_seen), 'registered kind')}: {', '.join(not_seen)}", 2)
-        )
+        heading = f"not seen: {plural(len(not_seen), 'registered kind')}: {', '.join(not_seen)}"
+        lines += ["", *_wrapped(heading, 2)]
 
     if len(report.files) > 1 or report.failed_files:
-        lines.append("")
-        lines.append("files:")
+        lines += ["", "files:"]
         # Every file that failed, and the first FILES_LISTED that did not: a directory of a hundred
         # thousand files must not turn the summary into a file listing (the JSON report has them all).
         listed = [file for index, file in enumerate(report.files) if file.error or index < FILES_LISTED]
@@ -254,7 +235,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             if columns(line) > COLUMNS:  # longer still: the path whole on its line, the rest under it
                 lines += [f"  {path}", *_wrapped(f"      {records}" + (f", {error}" if error else ""), 6)]
             else:
-                lines.extend(_with_notes(line, error, ", "))
+                lines += _with_notes(line, error, ", ")
         unlisted = len(report.files) - len(listed)
         if unlisted:
             total = sum(file.records for file in report.files) - sum(file.records for file in listed)
@@ -307,7 +288,11 @@ class Progress:
     INTERVAL: ClassVar[float] = 0.25
 
     def __init__(self, stream: IO[str] | None, total: int | None = None) -> None:
-        self.stream: IO[str] | None = stream if stream is not None and _is_terminal(stream) else None
+        try:
+            terminal = stream is not None and stream.isatty()
+        except (ValueError, OSError):  # closed
+            terminal = False
+        self.stream: IO[str] | None = stream if terminal else None
         self.shown: bool = False
         self.total: int = total or 0
         self.done: int = 0
@@ -335,13 +320,6 @@ class Progress:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self.shown = False
-
-
-def _is_terminal(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (ValueError, OSError):  # closed
-        return False
 
 
 def _size(count: int) -> str:
