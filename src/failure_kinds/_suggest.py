@@ -48,7 +48,14 @@ def normal(name: str) -> str:
 class _Index:
     """One candidate set, ready to answer many lookups: compared in normal form, answered as written."""
 
-    def __init__(self, written: "list[str]") -> None:
+    def __init__(self, candidates: "Collection[str]") -> None:
+        if _runtime.exact_strs(candidates):  # a declaration's
+            written = list(candidates)
+        else:
+            written = [text for text in map(_runtime.plain, candidates) if text is not None]
+        # A set's order changes with the hash seed; sorted, equally close names tie the same way every run.
+        if isinstance(candidates, (set, frozenset)):
+            written.sort()
         # normal form -> the candidate written so; the first of two that normalize alike wins.
         self.written: dict[str, str] = {}
         if _runtime.all_names(written):  # each its own normal form: a declaration's kinds, in one match
@@ -64,11 +71,6 @@ class _Index:
         # would slow a declaration of thousands), only for the sets difflib would take long to compare.
         backward = "\n".join(self.candidates)[::-1].split("\n") if len(self.written) > SMALL else []
         self.backward = sorted(backward)
-
-    def continuing(self, start: str) -> "list[str]":
-        """At most two candidates that start with ``start``."""
-        at = bisect_left(self.ordered, start)
-        return [self.written[name] for name in self.ordered[at : at + 2] if name.startswith(start)]
 
     def short_list(self, text: str) -> "list[str]":
         """The candidates difflib should rank for ``text``, within difflib's length window (a ratio of 0.8
@@ -100,24 +102,15 @@ def _index(candidates: "Collection[str]") -> _Index:
     # Kept by identity for the immutable sets (each server's declared kinds, a configuration's tuples);
     # any other collection may change, so it is read anew.
     if not isinstance(candidates, (tuple, frozenset)):
-        return _Index(_texts(candidates))
+        return _Index(candidates)
     kept = _INDEXES.get(id(candidates))
     if kept is not None and kept[0] is candidates:
         return kept[1]
-    built = _Index(_texts(candidates))
+    built = _Index(candidates)
     if len(_INDEXES) >= _KEPT:
         del _INDEXES[next(iter(_INDEXES))]
     _INDEXES[id(candidates)] = (candidates, built)
     return built
-
-
-def _texts(candidates: "Collection[str]") -> "list[str]":
-    if _runtime.exact_strs(candidates):  # a declaration's
-        texts = list(candidates)
-    else:
-        texts = [text for text in map(_runtime.plain, candidates) if text is not None]
-    # A set's order changes with the hash seed; sorted, equally close names tie the same way every run.
-    return sorted(texts) if isinstance(candidates, (set, frozenset)) else texts
 
 
 def closest(name: str, candidates: "Collection[str]") -> "str | None":
@@ -132,9 +125,10 @@ def closest(name: str, candidates: "Collection[str]") -> "str | None":
     if wanted in index.written:
         return index.written[wanted]
     # A cut-off name is only a guess when exactly one candidate continues it and enough was written.
-    continuing = index.continuing(wanted)
+    at = bisect_left(index.ordered, wanted)
+    continuing = [name for name in index.ordered[at : at + 2] if name.startswith(wanted)]
     if len(continuing) == 1 and len(wanted) >= 5:
-        return continuing[0]
+        return index.written[continuing[0]]
     close = difflib.get_close_matches(wanted, index.short_list(wanted), n=1, cutoff=0.8)
     return index.written[close[0]] if close else None
 
@@ -144,28 +138,22 @@ def suggest(name: object) -> "str | None":
     text = _runtime.plain(name)
     if text is None or len(text) > LIMIT:
         return None
+    from failure_kinds import FailureKind
+
     found = closest(text, _runtime.REGISTERED)
-    domain = _domain_kinds(text)
+    # A name's domain (its first word, with more after it) is the layer that observed the failure: a value
+    # that begins with one most likely means a kind of that layer (verifier_unavailable, verifier_error), not
+    # a look-alike of another's (provider_unavailable).
+    first, separator, rest = normal(text).partition("_")
+    domain = [kind.value for kind in FailureKind if kind.domain == first] if separator and rest else []
     if not domain or found in domain:
         return found
-    # A name's domain is the layer that observed the failure: a value that begins with one most likely
-    # means a kind of that layer (verifier_unavailable, verifier_error), not a look-alike of another's
-    # (provider_unavailable). A list, not a tuple: these small sets must not take a kept index's place.
-    same = closest(text, list(domain))
+    # A list, not a tuple: these small sets must not take a kept index's place.
+    same = closest(text, domain)
     if same is None and len(domain) == 1:
         ratio = difflib.SequenceMatcher(None, normal(text), domain[0]).ratio()
         same = domain[0] if ratio >= SOLE_KIND_CUTOFF else None
     return same if same is not None else found
-
-
-def _domain_kinds(text: str) -> "tuple[str, ...]":
-    """The registered kinds of the domain ``text`` begins with (its first word, with more after it)."""
-    first, separator, rest = normal(text).partition("_")
-    if not (separator and rest):
-        return ()
-    from failure_kinds import FailureKind
-
-    return tuple(kind.value for kind in FailureKind if kind.domain == first)
 
 
 def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None" = None) -> "str | None":
