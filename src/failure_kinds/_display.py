@@ -108,11 +108,8 @@ def escaped(text: str, limit: int | None = None) -> str:
     characters, line breaks, bidirectional overrides and lone surrogates are all not printable), and cut to
     at most ``limit`` characters when a limit is given."""
     # A str subclass's own methods never run: the text is taken through str's.
-    if limit is None:
-        text = str.__str__(text)
-    else:
-        limit = max(limit, 0)
-        text = str.__getitem__(text, slice(0, limit + 1))
+    limit = None if limit is None else max(limit, 0)
+    text = str.__str__(text) if limit is None else str.__getitem__(text, slice(0, limit + 1))
     if not text.isprintable():
         text = "".join(
             character
