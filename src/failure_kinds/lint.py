@@ -74,7 +74,6 @@ CODES: Final = {
 # Codes split out of FK001 in 0.3.0, which a noqa for it still silences.
 _REDIRECTS: Final = {"FK004": b"FK001", "FK005": b"FK001"}
 _NOQA = re.compile(rb"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Fix(NamedTuple):
@@ -205,8 +204,7 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
         )
     if skipped:
         entries = _counted(skipped, "1 entry found in a directory is", "entries found in directories are")
-        kind = "a regular file" if skipped == 1 else "regular files"
-        verb = "was" if skipped == 1 else "were"
+        kind, verb = ("a regular file", "was") if skipped == 1 else ("regular files", "were")
         notes.append(
             f"{entries} not {kind} (a FIFO, a device or a dangling symbolic link) and {verb} skipped"
         )
@@ -265,7 +263,7 @@ class Checker:
         if not judged:
             return []
         raw = re.split(rb"\r\n|\r|\n", source)
-        text = _LINE_BREAK.split(_decoded(source))
+        text = re.split(r"\r\n|\r|\n", _decoded(source))
 
         def column(line: int, offset: int) -> int:
             characters = text[line - 1] if 0 < line <= len(text) else ""
