@@ -6,13 +6,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
 
 import failure_kinds
 import failure_kinds._fix as fixing
 import failure_kinds.lint as lint
 from failure_kinds._display import escaped, plain
-from failure_kinds._streams import error_line, write_output
+from failure_kinds._streams import BROKEN_PIPE, error_line, lose_output, output_lost, reason, write_output
 from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, load_project_config
+from failure_kinds.lint import CODES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,10 +127,6 @@ def _fix(
 
 def _write_bytes(data: bytes) -> None:
     """``data`` on stdout as it is: a diff is in each file's own encoding, which no text stream speaks."""
-    import sys
-
-    from failure_kinds._streams import BROKEN_PIPE, lose_output, output_lost, reason
-
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None or output_lost() is not None:  # a test's capture, or a reader gone
         write_output(data.decode("utf-8", "surrogateescape"))
@@ -137,12 +135,10 @@ def _write_bytes(data: bytes) -> None:
         sys.stdout.flush()
         buffer.write(data)
         buffer.flush()
+    except BrokenPipeError:
+        lose_output(BROKEN_PIPE)
     except (OSError, ValueError) as error:
-        lose_output(
-            BROKEN_PIPE
-            if isinstance(error, BrokenPipeError)
-            else f"cannot write to standard output: {reason(error)}"
-        )
+        lose_output(f"cannot write to standard output: {reason(error)}")
 
 
 def github_command(finding: Finding) -> str:
@@ -178,7 +174,7 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
             "help": {"text": f"{code}: {meaning.summary}. {meaning.advice}"},
             "defaultConfiguration": {"level": meaning.level},
         }
-        for code, meaning in lint.CODES.items()
+        for code, meaning in CODES.items()
     ]
     results: list[dict[str, object]] = []
     for finding in findings:
@@ -191,11 +187,8 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
         region = {"startLine": finding.line, "startColumn": finding.col}
         if finding.end is not None:
             region.update(endLine=finding.end[0], endColumn=finding.end[1])
-        result: dict[str, object] = {
-            "ruleId": finding.code,
-            "ruleIndex": list(lint.CODES).index(finding.code),
-        }
-        result.update(level=lint.CODES[finding.code].level, message={"text": escaped(finding.message)})
+        result: dict[str, object] = {"ruleId": finding.code, "ruleIndex": list(CODES).index(finding.code)}
+        result.update(level=CODES[finding.code].level, message={"text": escaped(finding.message)})
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
         results.append(result)
         change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
