@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import asdict
 from typing import cast
 
 import failure_kinds
@@ -37,6 +36,8 @@ def kind_record(kind: failure_kinds.FailureKind) -> dict[str, str | None]:
 
 def vocabulary(namespaces: Mapping[str, Collection[str]] | None = None) -> dict[str, object]:
     """The export of the installed vocabulary, with ``namespaces`` when given (an empty one too)."""
+    from dataclasses import asdict
+
     from failure_kinds.history import OLDER_LABELS
 
     data: dict[str, object] = {
