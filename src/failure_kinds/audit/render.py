@@ -9,7 +9,6 @@ import json
 import re
 import time
 import unicodedata
-from dataclasses import dataclass
 
 import failure_kinds
 from failure_kinds._display import escaped, plain
@@ -52,11 +51,6 @@ def shown_location(location: str) -> str:
 def plural(count: int, word: str) -> str:
     """``1 record``, ``2 records``, with thousands separators."""
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
-
-
-def _bar(count: int, largest: int, character: str, width: int = 24) -> str:
-    """At most ``width`` characters, never none for a count above zero."""
-    return character * max(1, round(width * count / largest)) if largest else ""
 
 
 def _percent(count: int, total: int) -> str:
@@ -171,7 +165,7 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     bar_width = max(8, min(24, COLUMNS - 14 - width - number_width))
 
     def row_line(label: str, count: int, largest: int, extra: str = "") -> list[str]:
-        bar = _bar(count, largest, bar_character, bar_width)
+        bar = bar_character * max(1, round(bar_width * count / largest)) if largest else ""
         label += " " * (width - columns(label))
         line = f"  {label}  {count:>{number_width},}  {_percent(count, report.with_kind)}  {bar:<{bar_width}}"
         return _with_notes(line, extra)
@@ -329,7 +323,7 @@ def _size(count: int) -> str:
     return f"{count} B"
 
 
-@dataclass
+@dataclasses.dataclass
 class KindRow:
     """One distinct value found at the field, or (value None) the overflow row of a category."""
 
@@ -365,7 +359,7 @@ class KindRow:
         }
 
 
-@dataclass
+@dataclasses.dataclass
 class FileReport:
     """What one input gave: its records, and the error that stopped reading it, if any."""
 
@@ -377,7 +371,7 @@ class FileReport:
         return dataclasses.asdict(self)
 
 
-@dataclass
+@dataclasses.dataclass
 class Report:
     """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
     of a category (its overflow row included) add up to its records; the per-server totals (plus
@@ -480,12 +474,11 @@ def kind_rows(
 
     rows: list[KindRow] = []
     for key, count in values.counts.items():
-        category = values.categories[key]
-        first = values.first[key]
+        category, first = values.categories[key], values.first[key]
         if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
             spill(overflow, category, count, first)
             continue
-        value, length = shown_value(key, settings.value_chars)
+        value, length = shown_value(key, limit)
         row = KindRow(value, count, category, location(first) or "", length)
         if category == REGISTERED:
             row.canonical = name_of(key)
