@@ -21,7 +21,6 @@ _BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
 # Only the label between one kind of quotes, with at most a one-letter prefix, is rewritten: an escape,
 # an implicit concatenation or an f-string would be a guess.
 _LITERAL = re.compile(r"(?P<opening>[rRuU]?('''|\"\"\"|'|\"))(?P<body>.*)\2", re.DOTALL)
-_BOM = b"\xef\xbb\xbf"
 
 
 class Unfixable(FailureKindsError):
@@ -44,11 +43,10 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
         encoding = declared_encoding(source)
     except (SyntaxError, LookupError) as error:
         raise Unfixable(f"cannot tell its encoding: {error}") from None
-    bom = source.startswith(_BOM) and encoding == "utf-8-sig"
-    body, codec = source[len(_BOM) :] if bom else source, "utf-8" if encoding == "utf-8-sig" else encoding
     try:
-        text = body.decode(codec)
-        if text.encode(codec) != body:
+        # utf-8-sig, the encoding of a file with a byte-order mark, drops the mark and writes it back.
+        text = source.decode(encoding)
+        if text.encode(encoding) != source:
             raise UnicodeError
     except (UnicodeError, LookupError):
         raise Unfixable(f"its bytes do not survive decoding as {encoding} and encoding again") from None
@@ -67,8 +65,7 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
         lines[number] = line[: start + shift] + match["opening"] + fix.new + match[2] + line[end + shift :]
         changes.append(Change(fix, start + len(match["opening"]) + 1, start + shift + 1))
         moved[number] += len(fix.new) - len(fix.old)
-    rewritten = "".join(lines).encode(codec)
-    return (_BOM + rewritten if bom else rewritten), changes
+    return "".join(lines).encode(encoding), changes
 
 
 def _character(line: str, offset: int) -> int:
@@ -139,24 +136,16 @@ def check_replaceable(path: str, after: bytes, status: os.stat_result | None = N
 def replace_file(path: str, before: bytes, after: bytes) -> None:
     """Write ``after`` over ``path`` in one step, keeping owner, group and mode, or raise Unfixable having
     written nothing. SIGINT, SIGTERM and SIGHUP wait, so an interrupt leaves no temporary or half file."""
+    import contextlib
     import signal
+    import tempfile
 
     held = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
     mask = getattr(signal, "pthread_sigmask", None)
     previous = mask(signal.SIG_BLOCK, held) if mask else None
-    try:
-        _replace(os.path.realpath(path), before, after)
-    finally:
-        if mask and previous is not None:
-            mask(signal.SIG_SETMASK, previous)
-
-
-def _replace(real: str, before: bytes, after: bytes) -> None:
-    import contextlib
-    import tempfile
-
     temporary = None
     try:
+        real = os.path.realpath(path)
         with open(real, "rb") as original:
             status = os.fstat(original.fileno())
             _unchanged(real, original, status, before)
@@ -184,6 +173,8 @@ def _replace(real: str, before: bytes, after: bytes) -> None:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+        if mask and previous is not None:
+            mask(signal.SIG_SETMASK, previous)
 
 
 def _unchanged(real: str, original: BinaryIO, status: os.stat_result, before: bytes) -> None:
