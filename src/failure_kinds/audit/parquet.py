@@ -70,9 +70,7 @@ def row_group_runs(path: str, filesystem: Any = None) -> list[tuple[int, int | N
     return runs
 
 
-def add_parquet(
-    partial: PartialReport, path: str, start: int = 0, stop: int | None = None, filesystem: Any = None
-) -> None:
+def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None, filesystem: Any) -> None:
     """Count row groups ``start`` to ``stop`` (None: the last) of ``path`` into the current file of
     ``partial``. Without pyarrow the file is one that cannot be read."""
     try:
@@ -99,19 +97,14 @@ def add_parquet(
         # ("nested data conversions not implemented for chunked array outputs"): such a column is read
         # a row group at a time.
         runs = [[group] for group in groups] if pa.types.is_nested(top) else [groups]
-        reader: Any = file.reader
-        batches: Any = (
-            batch
-            for run in runs
-            for batch in reader.iter_batches(BATCH_ROWS, row_groups=run, column_indices=leaves)
-        )
-        for batch in batches:
-            if not batch.num_rows:
-                continue
-            values: Any = batch.column(0)
-            for segment in segments[1:]:
-                values = compute.struct_field(values, segment)
-            partial.add_values(rows_in_order(*_tally(pa, compute, values)))
+        for run in runs:
+            for batch in file.reader.iter_batches(BATCH_ROWS, row_groups=run, column_indices=leaves):
+                if not batch.num_rows:
+                    continue
+                values: Any = batch.column(0)
+                for segment in segments[1:]:
+                    values = compute.struct_field(values, segment)
+                partial.add_values(rows_in_order(*_tally(pa, compute, values)))
     except _AmbiguousColumn as error:
         partial.add_error(f"not auditable: {escaped(str(error))}")
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
@@ -280,11 +273,8 @@ def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], dict[object, i
     raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
     decoded: list[object] = []
     for item in raw:
-        if item is None:
-            decoded.append(None)
-            continue
         try:
-            decoded.append(item.decode("utf-8"))
+            decoded.append(None if item is None else item.decode("utf-8"))
         except UnicodeDecodeError:
             decoded.append(UNPARSEABLE)
     firsts: dict[object, int] = {}
