@@ -13,6 +13,7 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -103,13 +104,6 @@ class LocalFiles:
         """The identity of the file ``raw`` reads, which must be the one planned."""
         return Identity.of(os.fstat(raw.fileno()))
 
-    def change(self, path: str, planned: Identity) -> str | None:
-        """How the file ``path`` names now differs from ``planned`` ("removed" when it names none)."""
-        try:
-            return planned.change(self.identity(path))
-        except (OSError, ValueError):
-            return "removed"
-
 
 LOCAL: Final = LocalFiles()
 
@@ -157,10 +151,9 @@ def plan_file(
                     starts = line_starts(file, size, chunk_bytes)
         except OSError:
             pass  # the task for the whole file reports the error
-    stops: list[int | None] = [*starts[1:], None]
     return [
         Task(0, kind, path, display, start, stop, (size if stop is None else stop) - start, None, identity)
-        for start, stop in zip(starts, stops, strict=True)
+        for start, stop in zip(starts, [*starts[1:], None], strict=True)
     ]
 
 
@@ -168,21 +161,18 @@ def line_starts(file: Any, size: int, chunk_bytes: int) -> list[int]:
     """0, then the first line start at or after each ``chunk_bytes`` past the previous start: the cuts
     of a file into ranges that never split a line and are never empty."""
     starts = [0]
-    target = chunk_bytes
-    while target < size:
-        file.seek(target - 1)
-        position = target - 1
-        while position < size:
-            block: bytes = bytes(file.read(_SEARCH_BYTES))
-            found = block.find(b"\n")
-            if not block or found >= 0:
-                position = position + found + 1 if block else size
-                break
+    position = chunk_bytes - 1  # the cut falls on a line start when the byte before it ends a line
+    file.seek(position)
+    while position < size and (block := bytes(file.read(_SEARCH_BYTES))):
+        found = block.find(b"\n")
+        if found < 0:
             position += len(block)
-        if position >= size:
-            break
-        starts.append(position)
-        target = position + chunk_bytes
+            continue
+        position += found + 1
+        if position < size:
+            starts.append(position)
+            position += chunk_bytes - 1
+            file.seek(position)
     return starts
 
 
@@ -260,21 +250,21 @@ def add_task(
         partial.add_error(task.error or "cannot be read")
         return
     files, path = opener(task.path)
-    if task.kind == PARQUET:
-        _read_parquet(partial, task, files, path)
-    else:
+    if task.kind != PARQUET:
         _read(partial, task, files, path, progress, heads)
+    elif not _changed(partial, task, files, path):
+        # Parquet is read by path (pyarrow opens the file): the path must name the planned file before
+        # and after, so a replaced file is caught even when the swap falls between a check and the open.
+        from .parquet import add_parquet
+
+        add_parquet(partial, path, task.start, task.stop, files.filesystem)
+        _changed(partial, task, files, path)
 
 
-_categories_of: tuple[AuditSettings | None, dict[str, str]] = (None, {})
-
-
+@functools.lru_cache(maxsize=1)
 def _known_categories(settings: AuditSettings) -> dict[str, str]:
     """The categories this process found under ``settings``, shared by the batches it runs."""
-    global _categories_of
-    if _categories_of[0] != settings:
-        _categories_of = (settings, {})
-    return _categories_of[1]
+    return {}
 
 
 def _read(
@@ -308,28 +298,21 @@ def _read(
     _changed(partial, task, files, path)
 
 
-def _read_parquet(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> None:
-    """Parquet is read by path (pyarrow opens the file): the path must name the planned file before and
-    after, so a replaced file is caught even when the swap falls between a check and the open."""
-    from .parquet import add_parquet
-
-    if not _changed(partial, task, files, path):
-        add_parquet(partial, path, task.start, task.stop, files.filesystem)
-        _changed(partial, task, files, path)
-
-
 def _changed(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> bool:
     """Name the file as changed when the path no longer names the planned file, unchanged (the first
     error of a file is kept: a read that failed says why)."""
-    change = None if task.identity is None else files.change(path, task.identity)
+    if task.identity is None:
+        return False
+    try:
+        change = task.identity.change(files.identity(path))
+    except (OSError, ValueError):
+        change = "removed"  # the path names no file
     if change is not None:
         partial.add_error(changed_error(change))
     return change is not None
 
 
-def count_input(
-    partial: PartialReport, data: Input, limit: int | None = None, progress: Progress | None = None
-) -> None:
+def count_input(partial: PartialReport, data: Input, limit: int | None, progress: Progress | None) -> None:
     """Count the lines of ``data`` (at most ``limit`` bytes) into the current file of ``partial``, then
     close it; a read error ends the data and is noted on the file."""
     part = partial.files[-1]
@@ -353,10 +336,8 @@ def count_input(
 
 def failed_batch(batch: Batch, settings: AuditSettings, error: str) -> PartialReport:
     """The partial of a batch that could not run: no records, and the error on each of its files."""
-    partial = PartialReport(settings)
-    for previous, task in zip([None, *batch], batch, strict=False):
-        add_task(partial, dataclasses.replace(task, kind=UNREADABLE, error=error), previous)
-    return partial
+    unreadable = [dataclasses.replace(task, kind=UNREADABLE, error=error) for task in batch]
+    return run_batch(unreadable, settings, None, fast=True)
 
 
 class OrderedMerge:
