@@ -80,7 +80,7 @@ def shown(value: object, limit: int = LIMIT) -> str:
             text = repr(x) if x.bit_length() <= 4 * budget + 64 else f"<int of {x.bit_length()} bits>"
         else:
             try:  # repr() accepts a str subclass from __repr__; its text is taken without its own methods
-                text = str.__getitem__(repr(x), slice(0, max(budget, 0) + 1))
+                text = str.__getitem__(repr(x), slice(0, budget + 1))
             except Exception:
                 text = failed(x)
         budget -= len(text)
@@ -90,7 +90,7 @@ def shown(value: object, limit: int = LIMIT) -> str:
         text = written(value, _DEPTH)
     except Exception:  # a hostile object deep inside a container (its __repr__ caught; this is the rest)
         text = failed(value)
-    return escaped(text[: limit + 1], limit)
+    return escaped(text, limit)
 
 
 def plain(text: str, limit: int = 1000) -> str:
