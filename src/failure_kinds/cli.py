@@ -65,8 +65,7 @@ class _Parser(argparse.ArgumentParser):
         arguments, extras = self.parse_known_args(args)
         if extras:
             # Named after the subcommand, whose --help lists its options.
-            command = str(getattr(arguments, "command", None))
-            parsers = [self, *([self.subcommands[command]] if command in self.subcommands else [])]
+            parsers = [self, *([self.subcommands[arguments.command]] if arguments.command else [])]
             options = [
                 option for parser in parsers for action in parser._actions for option in action.option_strings
             ]
@@ -122,7 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
         "stages an episode can fail at.")
     listing.add_argument("--format", choices=["text", "json", "markdown"], default="text",
         help="text for people (default), json for tools, markdown for documentation")
-    listing.set_defaults(run="listing")
 
     check = commands.add_parser("check",
         help="say whether each name is registered, namespaced, undeclared, legacy, malformed or unregistered",
@@ -136,7 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a name to check; a single - reads names from stdin, one a line")
     check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     _config_option(check)
-    check.set_defaults(run="check")
 
     audit = commands.add_parser("audit",
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
@@ -179,7 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a longer line is counted as unparseable and skipped without being held in memory (default: "
         "64M; K, M and G suffixes are powers of 1024)")
     _config_option(audit)
-    audit.set_defaults(run="audit")
 
     lint = commands.add_parser("lint", help="find misspelled failure kinds in Python source",
         description="Report string literals used as a failure kind in Python source that are neither "
@@ -217,7 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --fix or --diff, rewrite older labels where code reads a kind too (comparisons, in tests, "
         "case patterns), which stops it matching older data")
     _config_option(lint)
-    lint.set_defaults(run="lint")
 
     generate = commands.add_parser("generate",
         help="write the typed module of the namespaced kinds this project declares",
@@ -234,7 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
         "refused")
     generate.add_argument("--check", action="store_true",
         help="write nothing; exit 1 when the module is missing or differs from what would be written")
-    generate.set_defaults(run="export.generate")
 
     export = commands.add_parser("export",
         help="write the vocabulary as JSON, a JSON Schema for a kind's value, TypeScript or Go",
@@ -249,7 +243,6 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["json", "jsonschema", "typescript", "go"], default="json",
         help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source")
     _config_option(export)
-    export.set_defaults(run="export.export")
 
     diff = commands.add_parser("diff", help="compare two JSON exports of the vocabulary",
         description="Compare two exports written by failure-kinds export --format json: added, deprecated, "
@@ -259,7 +252,6 @@ def build_parser() -> argparse.ArgumentParser:
         "export cannot be read or is not one.")
     diff.add_argument("old", metavar="OLD", help="the earlier export (a JSON file)")
     diff.add_argument("new", metavar="NEW", help="the later export (a JSON file)")
-    diff.set_defaults(run="export.diff")
     # fmt: on
     return parser
 
@@ -290,25 +282,22 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     import importlib
 
     arguments = parser.parse_args(argv)
-    if arguments.command is None:
+    command = arguments.command
+    if command is None:
         parser.print_usage(sys.stderr)
-        streams.error_line(f"{parser.prog}: error: choose a command (see {parser.prog} --help)")
-        return EXIT_USAGE
+        parser.error("choose a command")
     try:
         read = {"check": arguments.__dict__.get("names"), "audit": arguments.__dict__.get("paths")}
-        if "-" in (read.get(arguments.command) or ()) and sys.stdin is None:
+        if "-" in (read.get(command) or ()) and sys.stdin is None:
             raise UsageError("- reads standard input, which is closed")
         # A subcommand's module is imported only now: --help and a usage error load none of them.
-        module, _, function = arguments.run.partition(".")
-        code: int = getattr(importlib.import_module(f"failure_kinds.commands.{module}"), function or "run")(
-            arguments
-        )
+        module = {"list": "listing", "generate": "export", "diff": "export"}.get(command, command)
+        function = command if module == "export" else "run"
+        code: int = getattr(importlib.import_module(f"failure_kinds.commands.{module}"), function)(arguments)
     except failure_kinds.FailureKindsError as error:
         from failure_kinds._display import escaped
 
-        streams.error_line(
-            f"{parser.prog} {arguments.command}: error: {escaped(str(error), 4 * _MESSAGE_LIMIT)}"
-        )
+        streams.error_line(f"{parser.prog} {command}: error: {escaped(str(error), 4 * _MESSAGE_LIMIT)}")
         return EXIT_USAGE
     return code
 
@@ -317,11 +306,7 @@ class _RayAction(argparse.Action):
     """``--ray [ADDRESS]``: a value that is not a cluster address is the first path to audit."""
 
     def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[object] | None,
-        option_string: str | None = None,
+        self, parser: object, namespace: argparse.Namespace, values: object, option_string: object = None
     ) -> None:
         from failure_kinds.audit.engine import looks_like_address
 
