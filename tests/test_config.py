@@ -49,6 +49,9 @@ def test_where_the_configuration_is_found(tmp_path: Path, monkeypatch: pytest.Mo
     }
     declared = tmp_path / "src/swe_env/declared.py"
     assert config == ProjectConfig(path=pyproject, namespaces=namespaces, generate_path=declared)
+    assert config.declared_names() == {
+        f"{server}:{kind}" for server, kinds in namespaces.items() for kind in kinds
+    }
     monkeypatch.chdir(deep)  # the working directory is the default start
     assert load_config() == config
     # The nearest pyproject.toml wins even without the table; --config names a pyproject.toml or any file.

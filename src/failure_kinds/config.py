@@ -42,6 +42,9 @@ class ProjectConfig:
     generate_path: Path | None = None
     warnings: tuple[str, ...] = ()
 
+    def declared_names(self) -> frozenset[str]:
+        return frozenset(f"{server}:{kind}" for server, kinds in self.namespaces.items() for kind in kinds)
+
 
 def load_config(
     config_file: str | os.PathLike[str] | None = None, start: Path | None = None
