@@ -13,9 +13,10 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import failure_kinds
+from failure_kinds._display import plain, shown
 from failure_kinds._runtime import category as vocabulary_category
 
 from .errors import AuditError, describe_read_error
@@ -103,14 +104,8 @@ class AuditSettings:
         return ALIASED if value in self.aliases else category_of(value, self.namespaces)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "field": self.field,
-            "aliases": dict(self.aliases),
-            "namespaces": {server: list(kinds) for server, kinds in self.namespaces.items()},
-            "distinct_limit": self.distinct_limit,
-            "value_chars": self.value_chars,
-            "line_bytes": self.line_bytes,
-        }
+        namespaces = {server: list(kinds) for server, kinds in self.namespaces.items()}
+        return {**dataclasses.asdict(self), "namespaces": namespaces}
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> AuditSettings:
@@ -124,8 +119,6 @@ def key_problem(settings: AuditSettings, key: str, category: str, server: bool) 
     ``settings``: (0, why) for the key, (2, why) for its category; None: it can. A cut key keeps too
     little of its value to say its category, except that a registered kind, an older label or an alias
     cut the same way has the same key (an alias over an older label wins)."""
-    from failure_kinds._display import shown
-
     limit = settings.value_chars
     tail = _CUT_TAIL.fullmatch(key, limit + 1) if len(key) > limit else None
     if len(key) > limit and (key[limit] != "\x00" or tail is None or int(tail[1]) <= limit):
@@ -161,41 +154,28 @@ cut_names: Final = functools.lru_cache(maxsize=8)(_cut_names)
 
 
 Location = tuple[int, int]  # (index into a partial's files, line or row in that file part, from 1)
+Overflow = dict[str, tuple[int, Location]]  # category -> [records, first location] past the cap
 
 
+@dataclass(slots=True, eq=False)
 class Tally:
     """Counts per key with the distinct cap of the capped categories: kept keys in input order, one
     overflow bucket per category, and pinned keys counted exactly even past the cap."""
 
-    __slots__ = (
-        "capped",
-        "categories",
-        "counts",
-        "extras",
-        "first",
-        "kept",
-        "limit",
-        "overflow",
-        "pinned",
-        "uncertain",
-    )
-
-    def __init__(self, limit: int, capped: frozenset[str], pinned: frozenset[str] = frozenset()) -> None:
-        self.limit: int = limit
-        self.capped: frozenset[str] = capped
-        self.pinned: frozenset[str] = pinned
-        self.counts: dict[str, int] = {}
-        self.first: dict[str, Location] = {}
-        self.categories: dict[str, str] = {}
-        # How many keys of each capped category are kept in input order (pinned extras not included).
-        self.kept: dict[str, int] = {}
-        # Keys counted only because they are pinned: past the cap, so in the overflow row of the report.
-        self.extras: set[str] = set()
-        # category -> [records, first location] of what went past the cap.
-        self.overflow: dict[str, tuple[int, Location]] = {}
-        # Counted keys whose count may lack records that a merged part put in its overflow bucket (it
-        # could not know the key would be kept). Harmless once such a key is itself past the cap.
-        self.uncertain: set[str] = set()
+    limit: int
+    capped: frozenset[str]
+    pinned: frozenset[str] = frozenset()
+    counts: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
+    first: dict[str, Location] = dataclasses.field(init=False, default_factory=dict[str, Location])
+    categories: dict[str, str] = dataclasses.field(init=False, default_factory=dict[str, str])
+    # How many keys of each capped category are kept in input order (pinned extras not included).
+    kept: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
+    # Keys counted only because they are pinned: past the cap, so in the overflow row of the report.
+    extras: set[str] = dataclasses.field(init=False, default_factory=set[str])
+    overflow: Overflow = dataclasses.field(init=False, default_factory=Overflow)
+    # Counted keys whose count may lack records that a merged part put in its overflow bucket (it
+    # could not know the key would be kept). Harmless once such a key is itself past the cap.
+    uncertain: set[str] = dataclasses.field(init=False, default_factory=set[str])
 
     def add_new(self, key: str, category: str, count: int, location: Location) -> None:
         """Count ``key`` (not yet counted here) seen first at ``location``; calls come in input order."""
@@ -214,21 +194,14 @@ class Tally:
         self.categories[key] = category
 
     def kept_keys(self) -> frozenset[str]:
-        return frozenset(
-            key
-            for key, category in self.categories.items()
-            if category in self.capped and key not in self.extras
-        )
+        capped = {key for key, category in self.categories.items() if category in self.capped}
+        return frozenset(capped - self.extras)
 
     def copy(self) -> Tally:
         copied = Tally(self.limit, self.capped, self.pinned)
-        copied.counts = dict(self.counts)
-        copied.first = dict(self.first)
-        copied.categories = dict(self.categories)
-        copied.kept = dict(self.kept)
-        copied.extras = set(self.extras)
-        copied.overflow = dict(self.overflow)
-        copied.uncertain = set(self.uncertain)
+        for field in dataclasses.fields(self):
+            if not field.init:
+                setattr(copied, field.name, getattr(self, field.name).copy())
         return copied
 
     def absorb(self, later: Tally, shift: Shift) -> None:
@@ -287,16 +260,12 @@ class Tally:
                 self.uncertain.add(key)  # this tally may have counted it in its overflow bucket
 
     def to_json(self) -> dict[str, object]:
+        def entry(key: str) -> list[object]:
+            return [key, self.counts[key], self.categories[key], list(self.first[key])]
+
         return {
-            "kept": [
-                [key, self.counts[key], self.categories[key], list(self.first[key])]
-                for key in self.counts
-                if key not in self.extras
-            ],
-            "extras": [
-                [key, self.counts[key], self.categories[key], list(self.first[key])]
-                for key in sorted(self.extras)
-            ],
+            "kept": [entry(key) for key in self.counts if key not in self.extras],
+            "extras": [entry(key) for key in sorted(self.extras)],
             "overflow": {
                 category: [count, list(first)] for category, (count, first) in self.overflow.items()
             },
@@ -306,55 +275,44 @@ class Tally:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], limit: int, capped: frozenset[str]) -> Tally:
-        """The tally of JSON that ``wire.check_partial`` checked."""
+        """The tally of JSON that ``partial.check_partial`` checked."""
         fields = cast("dict[str, Any]", data)
         tally = cls(limit, capped, frozenset(fields["pinned"]))
-        counts, categories, first = tally.counts, tally.categories, tally.first
-        for extra, entries in ((False, fields["kept"]), (True, fields["extras"])):
-            for key, count, category, (index, line) in entries:
-                counts[key] = count
-                categories[key] = category
-                first[key] = (index, line)
-                if extra:
-                    tally.extras.add(key)
-                elif category in capped:
-                    tally.kept[category] = tally.kept.get(category, 0) + 1
+        entries = [(False, entry) for entry in fields["kept"]] + [(True, entry) for entry in fields["extras"]]
+        if fields["extras"]:  # sent after the kept keys: back into input order, which ``absorb`` keeps
+            entries.sort(key=lambda pair: tuple(pair[1][3]))
+        for extra, (key, count, category, (index, line)) in entries:
+            tally.counts[key] = count
+            tally.categories[key] = category
+            tally.first[key] = (index, line)
+            if extra:
+                tally.extras.add(key)
+            elif category in capped:
+                tally.kept[category] = tally.kept.get(category, 0) + 1
         for category, (records, (index, line)) in fields["overflow"].items():
             tally.overflow[category] = (records, (index, line))
         tally.uncertain = set(fields["uncertain"])
-        if tally.extras:  # sent after the kept keys: back into input order, which ``absorb`` keeps
-            order = sorted(counts, key=first.__getitem__)
-            tally.counts = {key: counts[key] for key in order}
-            tally.first = {key: first[key] for key in order}
-            tally.categories = {key: categories[key] for key in order}
         return tally
 
 
-class Shift:
+class Shift(NamedTuple):
     """Moves a later partial's locations behind an earlier one's."""
 
-    __slots__ = ("files", "lines")
-
-    def __init__(self, files: int, lines: int) -> None:
-        self.files: int = files
-        self.lines: int = lines  # added to lines of the later partial's first file (a continuation)
+    files: int
+    lines: int  # added to lines of the later partial's first file (a continuation)
 
     def __call__(self, location: Location) -> Location:
         index, line = location
         return (index + self.files, line + self.lines if index == 0 else line)
 
 
-def spill(overflow: dict[str, tuple[int, Location]], category: str, count: int, first: Location) -> None:
+def spill(overflow: Overflow, category: str, count: int, first: Location) -> None:
     known = overflow.get(category)
     overflow[category] = (count, first) if known is None else (known[0] + count, min(known[1], first))
 
 
 def earliest(one: Location | None, other: Location | None) -> Location | None:
-    if one is None:
-        return other
-    if other is None:
-        return one
-    return min(one, other)
+    return other if one is None else one if other is None else min(one, other)
 
 
 def settings_for(
@@ -369,15 +327,10 @@ def settings_for(
     """Checked settings: AuditError for an empty --field segment or an alias that maps nowhere."""
     if not all(field_path.split(".")):
         raise AuditError(f"--field {field_path!r} has an empty segment")
-    check_aliases(dict(aliases or {}))
-    return AuditSettings(
-        field_path,
-        dict(aliases or {}),
-        {server: tuple(kinds) for server, kinds in (namespaces or {}).items()},
-        distinct_limit,
-        value_chars,
-        line_bytes,
-    )
+    given = dict(aliases or {})
+    check_aliases(given)
+    declared = {server: tuple(kinds) for server, kinds in (namespaces or {}).items()}
+    return AuditSettings(field_path, given, declared, distinct_limit, value_chars, line_bytes)
 
 
 @dataclass(frozen=True, init=False)
@@ -416,41 +369,25 @@ ALIAS_FILE_LIMIT = 4 * 1024 * 1024
 def check_aliases(aliases: dict[str, str]) -> None:
     """Raise AuditError unless every alias maps an unregistered label to a registered kind."""
     for old, new in aliases.items():
-        pair = f"alias {_label(old)} = {_label(new)}"
+        pair = f"alias {shown(old, 80)} = {shown(new, 80)}"
         if not failure_kinds.is_registered(new):
             hint = failure_kinds.suggest(new)
-            raise AuditError(
-                f"{pair}: {_label(new)} is not a registered kind"
-                + (f"; did you mean {hint!r}?" if hint else "")
-            )
+            suggestion = f"; did you mean {hint!r}?" if hint else ""
+            raise AuditError(f"{pair}: {shown(new, 80)} is not a registered kind{suggestion}")
         if failure_kinds.is_registered(old):
-            raise AuditError(f"{pair}: {_label(old)} is already a registered kind")
-
-
-def parse_alias_option(text: str) -> tuple[str, str]:
-    """``OLD=NEW`` from the command line."""
-    old, separator, new = text.partition("=")
-    if not separator or not old or not new:
-        raise AuditError(f"--alias {_label(text)}: expected OLD=NEW")
-    return old, new
-
-
-def _label(value: str) -> str:
-    from failure_kinds._display import shown
-
-    return shown(value, 80)
+            raise AuditError(f"{pair}: {shown(old, 80)} is already a registered kind")
 
 
 def merged_aliases(path: str | None, options: Iterable[str]) -> dict[str, str]:
     """The aliases of the ``--aliases`` file ``path`` (None: none) with the ``--alias OLD=NEW`` options
     over them: the command line wins over the file, so one run can correct a file it shares with others.
     One label given two different kinds on the command line is a usage error."""
-    from failure_kinds._display import plain
-
     aliases = load_alias_file(path) if path is not None else {}
     given: dict[str, str] = {}
     for option in options:
-        old, new = parse_alias_option(option)
+        old, separator, new = option.partition("=")
+        if not separator or not old or not new:
+            raise AuditError(f"--alias {shown(option, 80)}: expected OLD=NEW")
         if given.setdefault(old, new) != new:
             raise AuditError(
                 f"--alias {plain(old)} is given twice, as {plain(given[old])} and as {plain(new)}"
@@ -463,34 +400,28 @@ def load_alias_file(path: str) -> dict[str, str]:
     """The ``[aliases]`` table of a TOML file: ``old = "new"`` lines."""
     import tomllib
 
-    from failure_kinds._display import plain
-
-    shown = plain(path)
+    name = plain(path)
     try:
         with open(path, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise AuditError(f"--aliases {shown}: not a regular file")
+                raise AuditError(f"--aliases {name}: not a regular file")
             data = file.read(ALIAS_FILE_LIMIT + 1)
     except OSError as error:
-        raise AuditError(f"--aliases {shown}: {describe_read_error(error)}") from None
+        raise AuditError(f"--aliases {name}: {describe_read_error(error)}") from None
     if len(data) > ALIAS_FILE_LIMIT:
-        raise AuditError(f"--aliases {shown}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
+        raise AuditError(f"--aliases {name}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
     try:
         document = tomllib.loads(data.decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise AuditError(f"--aliases {shown}: not valid TOML ({error})") from None
+        raise AuditError(f"--aliases {name}: not valid TOML ({error})") from None
     except RecursionError:
-        raise AuditError(f"--aliases {shown}: nested too deeply to read") from None
+        raise AuditError(f"--aliases {name}: nested too deeply to read") from None
     table = document.get("aliases")
     if not isinstance(table, dict):
-        raise AuditError(f'--aliases {shown}: no [aliases] table (old = "new" lines under [aliases])')
-    from typing import cast
-
-    aliases: dict[str, str] = {}
+        raise AuditError(f'--aliases {name}: no [aliases] table (old = "new" lines under [aliases])')
     for old, new in cast("dict[str, object]", table).items():
         if not isinstance(new, str):
             raise AuditError(
-                f"--aliases {shown}: the alias for {_label(old)} must be a string, not {type(new).__name__}"
+                f"--aliases {name}: the alias for {shown(old, 80)} must be a string, not {type(new).__name__}"
             )
-        aliases[old] = new
-    return aliases
+    return cast("dict[str, str]", table)
