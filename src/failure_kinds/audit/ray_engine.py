@@ -16,21 +16,12 @@ import importlib
 import logging
 import pickle
 
-from failure_kinds._display import plain
+from failure_kinds._display import escaped, plain
 
 from .errors import AuditError
 from .partial import PartialReport
 from .settings import AuditSettings, Pins
-from .sources import (
-    STDIN,
-    WALKED,
-    Identity,
-    Skipped,
-    expand_inputs,
-    is_uri,
-    is_walked,
-    note_repeated,
-)
+from .sources import STDIN, WALKED, Identity, Skipped, expand_inputs, is_uri, is_walked, note_repeated
 from .tasks import (
     MIN_CHUNK_BYTES,
     STREAM,
@@ -51,7 +42,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, BinaryIO, Final
 
     from .render import Progress
-    from .tasks import Batch
+    from .tasks import Batch, Runner
 
 INSTALL_HINT: Final = (
     "--ray needs Ray, the ray extra (see the README's Install): "
@@ -60,13 +51,6 @@ INSTALL_HINT: Final = (
 # Each Ray task reads about this many bytes of a plain file: large enough that scheduling is noise.
 RAY_CHUNK_BYTES: Final = 256 << 20
 RAY_BATCHES: Final = 64
-
-
-def _ray() -> Any:
-    try:
-        return importlib.import_module("ray")
-    except ImportError:
-        raise AuditError(INSTALL_HINT) from None
 
 
 def audit_ray(
@@ -82,15 +66,17 @@ def audit_ray(
     """The partial of ``inputs`` (paths, directories, URIs) audited on the Ray cluster at ``address``
     (None: the one ``ray.init()`` finds, e.g. through RAY_ADDRESS, else a new local one), with remarks
     such as an empty directory added to ``notes``. When this call starts Ray, it also shuts it down."""
-    ray = _ray()
+    try:
+        ray: Any = importlib.import_module("ray")
+    except ImportError:
+        raise AuditError(INSTALL_HINT) from None
     if STDIN in inputs:
         raise AuditError("--ray reads files, directories and URIs, not - (stdin)")
     tasks = _plan_all(inputs, notes, chunk_bytes or RAY_CHUNK_BYTES)
-    if any(task.kind == STREAM for task in tasks):
-        streams = ", ".join(plain(task.display) for task in tasks if task.kind == STREAM)
-        raise AuditError(f"--ray reads regular files only, not streams such as FIFOs: {streams}")
-    started = False
-    if not ray.is_initialized():
+    if streams := [plain(task.display) for task in tasks if task.kind == STREAM]:
+        raise AuditError(f"--ray reads regular files only, not streams such as FIFOs: {', '.join(streams)}")
+    started = not ray.is_initialized()
+    if started:
         _quiet()
         if address:
             _probe(address)
@@ -100,7 +86,6 @@ def audit_ray(
             raise AuditError(
                 f"{_option(address)}: cannot connect to a Ray cluster ({_first_sentence(error)})"
             ) from None
-        started = True
     # Small files go in batches of at most a range's size, and in at least RAY_BATCHES batches when
     # there is that much to read, so every CPU of a cluster gets some of 20,000 shards.
     total = sum(task.size for task in tasks)
@@ -118,8 +103,6 @@ def _option(address: str | None) -> str:
 
 def _first_sentence(error: BaseException) -> str:
     """The error's first sentence, cut, with any control character escaped (it may echo the input)."""
-    from failure_kinds._display import escaped
-
     return escaped((str(error).strip().split(". ")[0].splitlines() or [type(error).__name__])[0][:200])
 
 
@@ -180,41 +163,39 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
     return tasks
 
 
-def _filesystem(uri: str) -> tuple[Any, str]:
+def _remote(uri: str) -> tuple[RemoteFiles, str]:
+    """The filesystem pyarrow opens for ``uri``, and the path of ``uri`` in it."""
     fs: Any = importlib.import_module("pyarrow.fs")
     try:
         filesystem, path = fs.FileSystem.from_uri(uri)
     except Exception as error:
         raise AuditError(f"{plain(uri)}: not a URI pyarrow can open ({_first_sentence(error)})") from None
-    return filesystem, str(path)
+    return RemoteFiles(filesystem), str(path)
 
 
 def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
     """Tasks for one URI: a file, or a directory's files with ``sources.SUFFIXES`` (recursively, sorted)."""
     fs: Any = importlib.import_module("pyarrow.fs")
-    filesystem, path = _filesystem(uri)
+    remote, path = _remote(uri)
+    filesystem = remote.filesystem
     scheme = uri[: uri.index("://") + 3]
     try:
-        info: Any = filesystem.get_file_info(path)
-        if info.type == fs.FileType.Directory:
-            selector = fs.FileSelector(path, recursive=True)
+        if filesystem.get_file_info(path).type == fs.FileType.Directory:
             found: list[str] = []
             skipped = Skipped()  # what a local directory's walk would skip, as it does
-            for entry in filesystem.get_file_info(selector):
+            for entry in filesystem.get_file_info(fs.FileSelector(path, recursive=True)):
                 if entry.type == fs.FileType.File and is_walked(str(entry.path)):
                     found.append(str(entry.path))
                 elif entry.type != fs.FileType.Directory:
                     skipped.add(scheme + str(entry.path))
-            found.sort()
             skipped.note(notes)
             if not found:
                 notes.append(f"{plain(uri)}: no {WALKED} files under this URI")
-            files = [(scheme + name, name) for name in found]
+            files = [(scheme + name, name) for name in sorted(found)]
         else:
             files = [(uri, path)]
     except Exception:
         files = [(uri, path)]  # the task reports why it cannot be read
-    remote = RemoteFiles(filesystem)
     tasks: list[Task] = []
     for shown, name in files:
         try:
@@ -248,10 +229,7 @@ class RemoteFiles(LocalFiles):
 
 def remote_or_local(path: str) -> tuple[LocalFiles, str]:
     """How a Ray task reads ``path``: a URI through pyarrow's filesystem for it, else locally."""
-    if not is_uri(path):
-        return local(path)
-    filesystem, name = _filesystem(path)
-    return RemoteFiles(filesystem), name
+    return _remote(path) if is_uri(path) else local(path)
 
 
 def _map_batches(
@@ -265,7 +243,7 @@ def _map_batches(
     return {"index": rows["index"], "partial": partials}
 
 
-def _ray_runner(fast: bool) -> Any:
+def _ray_runner(fast: bool) -> Runner:
     def run(
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
@@ -278,12 +256,8 @@ def _ray_runner(fast: bool) -> Any:
             return merge.result(settings)
         items = [{"index": index, "batch": pickle.dumps(batch)} for index, batch in enumerate(batches)]
         dataset: Any = data.from_items(items, override_num_blocks=len(items))
-        mapped: Any = dataset.map_batches(
-            _map_batches,
-            batch_size=1,
-            num_cpus=1,
-            fn_kwargs={"settings": settings, "pins": pins, "fast": fast},
-        )
+        options = {"settings": settings, "pins": pins, "fast": fast}
+        mapped: Any = dataset.map_batches(_map_batches, batch_size=1, num_cpus=1, fn_kwargs=options)
         for row in mapped.iter_rows():
             index = int(row["index"])
             merge.add(index, pickle.loads(row["partial"]))  # from this audit's own tasks
