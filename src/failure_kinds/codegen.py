@@ -17,7 +17,6 @@ LINE_LENGTH = 88
 
 
 def _camel(name: str) -> str:
-    """``swe_env`` -> ``SweEnv``: a Go constant's name, and a Python alias's before ``FailureKind``."""
     return "".join(part.capitalize() for part in name.split("_"))
 
 
