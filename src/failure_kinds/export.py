@@ -156,13 +156,11 @@ def _problem(export: object) -> str | None:
     for label, entry in _by(data, "older_labels", "label").items():
         replacement = entry["replacement"]
         if replacement is not None and replacement not in kinds:
-            replaced = shown(replacement, 80)
-            return f"older label {label} is replaced by {replaced}, not by one of its kinds"
+            return f"older label {label} is replaced by {shown(replacement, 80)}, not by one of its kinds"
     for value, kind in kinds.items():
         since = kind.get("since", "0.1.0")
         if not isinstance(since, str) or _VERSION.fullmatch(since) is None:
-            first = shown(since, 80)
-            return f"kind {value} has the first version {first}, not a version such as 0.3.0"
+            return f"kind {value} has the first version {shown(since, 80)}, not a version such as 0.3.0"
         replacement = kind["replaced_by"]
         if replacement is not None and (replacement == value or replacement not in kinds):
             return f"kind {value} is replaced by {shown(replacement, 80)}, not by another of its kinds"
