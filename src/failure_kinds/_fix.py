@@ -9,7 +9,7 @@ import stat
 from typing import NamedTuple
 
 from failure_kinds import FailureKindsError
-from failure_kinds.lint import SIZE_LIMIT, Fix, declared_encoding, read_error
+from failure_kinds.lint import SIZE_LIMIT, Fix, character_index, declared_encoding, read_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
         number = fix.line - 1
         if fix.line != fix.end_line or not 0 <= number < len(lines):
             continue
-        start, end = _character(original[number], fix.offset), _character(original[number], fix.end_offset)
+        start, end = (character_index(original[number], offset) for offset in (fix.offset, fix.end_offset))
         match = _LITERAL.fullmatch(original[number][start:end])
         if match is None or match["body"] != fix.old:
             continue
@@ -66,11 +66,6 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
         changes.append(Change(fix, start + len(match["opening"]) + 1, start + shift + 1))
         moved[number] += len(fix.new) - len(fix.old)
     return "".join(lines).encode(encoding), changes
-
-
-def _character(line: str, offset: int) -> int:
-    """The index in ``line`` of the parser's UTF-8 byte ``offset``."""
-    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
 def diff_name(path: str) -> tuple[bytes, bool]:

@@ -228,10 +228,7 @@ class Checker:
         } or None
         # The names the package and its enum have, which a constant read from them is checked against.
         enum = failure_kinds.FailureKind
-        self.names: tuple[frozenset[str], frozenset[str]] = (
-            frozenset(dir(failure_kinds)),
-            frozenset(dir(enum)) | frozenset(enum.__members__),
-        )
+        self.names = (frozenset(dir(failure_kinds)), frozenset([*dir(enum), *enum.__members__]))
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
         # The compiler's warnings about the linted file (invalid escapes) are its business, not ours to print.
@@ -266,8 +263,7 @@ class Checker:
         text = re.split(r"\r\n|\r|\n", _decoded(source))
 
         def column(line: int, offset: int) -> int:
-            characters = text[line - 1] if 0 < line <= len(text) else ""
-            return len(characters.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace")) + 1
+            return character_index(text[line - 1] if 0 < line <= len(text) else "", offset) + 1
 
         findings: list[Finding] = []
         comments: dict[int, bytes] | None = None
@@ -351,6 +347,11 @@ def declared_encoding(source: bytes) -> str:
     first = itertools.islice(re.finditer(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+", source), 2)
     lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
     return tokenize.detect_encoding(iter(lines).__next__)[0]
+
+
+def character_index(line: str, offset: int) -> int:
+    """The index in ``line`` of the parser's UTF-8 byte ``offset``."""
+    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
 def _decoded(source: bytes) -> str:
