@@ -60,9 +60,8 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
-    if lint.NO_INPUT in notes:
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if (changed if arguments.diff else findings) else EXIT_CLEAN
+    failed = lint.NO_INPUT in notes or (changed if arguments.diff else findings)
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
 
 
 def _fix(
