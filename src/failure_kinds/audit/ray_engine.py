@@ -164,7 +164,6 @@ def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list
 
 
 def _remote(uri: str) -> tuple[RemoteFiles, str]:
-    """The filesystem pyarrow opens for ``uri``, and the path of ``uri`` in it."""
     fs: Any = importlib.import_module("pyarrow.fs")
     try:
         filesystem, path = fs.FileSystem.from_uri(uri)

@@ -28,8 +28,6 @@ from .sources import (
     GZIP_MAGIC,
     STDIN,
     Identity,
-    Input,
-    Source,
     decompressed,
     is_gzip,
     is_parquet,
@@ -41,6 +39,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import IO, Any, BinaryIO, Final
+
+    from .sources import Input, Source
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
@@ -275,7 +275,6 @@ def _read(
     progress: Progress | None,
     heads: dict[str, bytearray] | None,
 ) -> None:
-    """Count the bytes of ``task`` into the current file of ``partial``."""
     try:
         raw = open_stream(None if path == STDIN else path) if task.kind == STREAM else files.open(path)
     except OSError as error:
