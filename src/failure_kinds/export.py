@@ -137,7 +137,7 @@ def _problem(export: object) -> str | None:
             entry = cast("dict[str, object]", item)
             for field in fields:
                 given = entry.get(field)
-                if given is None and field in _NULLABLE:
+                if given is None and field in _NULLABLE and field in entry:
                     continue
                 if not isinstance(given, str):
                     types = "string or null" if field in _NULLABLE else "string"
