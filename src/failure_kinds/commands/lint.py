@@ -116,12 +116,10 @@ def _fix(
                 write_output(report)
             else:
                 error_line(report.rstrip("\n"))
-    if not arguments.fix:
-        return findings, changed
-    left: list[Finding] = []
-    for path, found in itertools.groupby(findings, key=lambda finding: finding.path):
-        left.extend(relinted.get(path, found))  # a file's findings are together in the list
-    return left, changed
+    if arguments.fix:  # a file's findings are together in the list
+        files = itertools.groupby(findings, key=lambda finding: finding.path)
+        findings = [finding for path, found in files for finding in relinted.get(path, found)]
+    return findings, changed
 
 
 def _write_bytes(data: bytes) -> None:
