@@ -66,7 +66,6 @@ def lose_output(why: str | None) -> None:
 
 
 def reason(error: BaseException) -> str:
-    """What went wrong, in words: the system's message for an OSError, else the exception's text."""
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return str(error) or type(error).__name__
@@ -102,16 +101,13 @@ def hold_standard_descriptors() -> None:
 def stdin_bytes() -> BinaryIO | None:
     """Standard input as a binary stream whose reads wait for data or the end; None when it is closed. A
     ``sys.stdin`` without a descriptor (replaced by a test, say) is read through its own buffer."""
-    stream = sys.stdin
-    if stream is None:
+    buffer: BinaryIO | None = getattr(sys.stdin, "buffer", None)
+    if sys.stdin is None or (buffer is not None and buffer.closed):
         return None
-    buffer: BinaryIO | None = getattr(stream, "buffer", None)
     try:
-        descriptor = stream.fileno()
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return buffer if buffer is not None and not buffer.closed else None
-    if buffer is not None and buffer.closed:
-        return None
+        descriptor = sys.stdin.fileno()
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both of the first two
+        return buffer
     return io.BufferedReader(_WaitingReader(descriptor), buffer_size=64 * 1024)
 
 
