@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from failure_kinds import FailureKind
+from failure_kinds import FailureKind, Stage
 from failure_kinds._streams import write_output
 from failure_kinds.commands import EXIT_CLEAN
 
@@ -31,8 +31,6 @@ def _domains() -> dict[str, list[tuple[FailureKind, str]]]:
 
 
 def render_text() -> str:
-    from failure_kinds import Stage
-
     width = max(len(name) for name in [*FailureKind, *Stage])
     lines: list[str] = []
     for domain, kinds in _domains().items():
@@ -42,7 +40,6 @@ def render_text() -> str:
 
 
 def render_json() -> str:
-    from failure_kinds import Stage
     from failure_kinds.export import kind_record
 
     kinds = [kind_record(kind) for kind in FailureKind]
@@ -51,8 +48,6 @@ def render_json() -> str:
 
 
 def render_markdown() -> str:
-    from failure_kinds import Stage
-
     lines = ["| Domain | Kind | What went wrong |", "| --- | --- | --- |"]
     for domain, kinds in _domains().items():
         lines += [f"| {domain} | `{kind.value}` | {meaning} |" for kind, meaning in kinds]
