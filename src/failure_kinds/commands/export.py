@@ -28,12 +28,12 @@ def export(arguments: argparse.Namespace) -> int:
 
         render = codegen.typescript if arguments.format == "typescript" else codegen.go
         write_output(_rendered(config, lambda: render(config.namespaces)))
-        return EXIT_CLEAN
-    # The declarations are part of the export only when a configuration was read.
-    found = config.path is not None or arguments.config is not None
-    namespaces = dict(config.namespaces) if found else None
-    data = json_schema(namespaces) if arguments.format == "jsonschema" else vocabulary(namespaces)
-    write_output(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        # The declarations are part of the export only when a configuration was read.
+        found = config.path is not None or arguments.config is not None
+        namespaces = dict(config.namespaces) if found else None
+        data = json_schema(namespaces) if arguments.format == "jsonschema" else vocabulary(namespaces)
+        write_output(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return EXIT_CLEAN
 
 
@@ -95,10 +95,9 @@ def generate(arguments: argparse.Namespace) -> int:
 
 
 def _same_file(path: Path, other: Path) -> bool:
-    try:
+    with contextlib.suppress(OSError, ValueError):  # ``path`` does not exist yet
         return os.path.samefile(path, other)
-    except (OSError, ValueError):
-        return False  # ``path`` does not exist yet
+    return False
 
 
 def _read(path: Path, limit: int) -> bytes | None:
