@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sys
 
 import failure_kinds
@@ -142,9 +143,7 @@ def github_command(finding: Finding) -> str:
     """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as GitHub documents; the runner
     decodes it, so the ``file`` property is the path itself."""
     # A line break is GitHub's to encode; any other character that is not printable is shown escaped.
-    message = "".join(
-        character if character in "\r\n" else escaped(character) for character in finding.message
-    )
+    message = re.sub(r"[^\r\n]+", lambda match: escaped(match[0]), finding.message)
     place = f"line={finding.line},col={finding.col}"
     return (
         f"::error file={_property(finding.path)},{place},title={_property(finding.code)}::{_data(message)}\n"
