@@ -45,12 +45,13 @@ if TYPE_CHECKING:
 
     from .sources import Decoder
 
+    # A server first met in a batch: (index of its first value or -1, server, records, value).
+    ServerEvent = tuple[int, str, int, str]
+
 BOM: Final = b"\xef\xbb\xbf"
 # The totals of a partial and of its report, and the first locations (in the order of the JSON forms).
 TOTALS: Final = ("records", "with_kind", "without_kind", "invalid", "unparseable")
-FIRSTS: Final = ("first_invalid", "first_unparseable")
-OVERLONG: Final = ("overlong", "first_overlong")
-FIELDS: Final = (*TOTALS, *FIRSTS, *OVERLONG)
+FIELDS: Final = (*TOTALS, "first_invalid", "first_unparseable", "overlong", "first_overlong")
 # Categories remembered per partial (or per engine worker): enough for every value all its batches keep.
 _KNOWN_CATEGORIES: Final = 200_000
 
@@ -141,8 +142,7 @@ class PartialReport:
     def add_overlong(self) -> None:
         """The next line of the current file is longer than the line cap: unparseable, and noted."""
         if self.first_overlong is None:
-            part = self.files[-1]
-            self.first_overlong = (len(self.files) - 1, part.lines + 1)
+            self.first_overlong = (len(self.files) - 1, self.files[-1].lines + 1)
         self.overlong += 1
         self.add_values([UNPARSEABLE])
 
@@ -184,8 +184,7 @@ class PartialReport:
             return first_line + positions[index]
 
         values_tally = self.values
-        counts = values_tally.counts
-        categories = values_tally.categories
+        counts, categories = values_tally.counts, values_tally.categories
         try:
             tally = Counter(values)
         except TypeError:
@@ -193,7 +192,7 @@ class PartialReport:
         limit = self.settings.value_chars
         blank = 0
         new: list[str] = []
-        server_events: list[tuple[int, str, int, str]] = []
+        server_events: list[ServerEvent] = []
         for value, count in tally.items():
             if type(value) is str:
                 self.with_kind += count
@@ -257,13 +256,7 @@ class PartialReport:
                     servers.counts[server] = known + count
         return blank
 
-    def _count_server(
-        self,
-        value: str,
-        count: int,
-        events: list[tuple[int, str, int, str]],
-        index: int = -1,
-    ) -> None:
+    def _count_server(self, value: str, count: int, events: list[ServerEvent], index: int = -1) -> None:
         server = shorten(value.partition(":")[0], self.settings.value_chars)
         servers = self.servers.counts
         known = servers.get(server)
@@ -276,9 +269,7 @@ class PartialReport:
 
     def merge(self, later: PartialReport) -> PartialReport:
         """This partial followed by ``later``: a new partial (neither input changes)."""
-        result = self.copy()
-        result.absorb(later)
-        return result
+        return merge((self, later))
 
     def copy(self) -> PartialReport:
         """An equal partial that shares nothing mutable with this one."""
@@ -310,26 +301,22 @@ class PartialReport:
                 setattr(self, name, mine + theirs)
         self.values.absorb(later.values, shift)
         self.servers.absorb(later.servers, shift)
-        for index, part in enumerate(later.files):
-            if index == 0 and joined:
-                last = self.files[-1]
-                last.records += part.records
-                last.lines += part.lines
-                last.error = last.error or part.error
-            else:
-                self.files.append(dataclasses.replace(part))
+        parts = iter(later.files)
+        if joined:
+            last, part = self.files[-1], next(parts)
+            last.records += part.records
+            last.lines += part.lines
+            last.error = last.error or part.error
+        self.files.extend(dataclasses.replace(part) for part in parts)
 
     def __getstate__(self) -> dict[str, object]:
-        # An engine's workers send their partials pickled (see tasks.packed): the counts, not the
-        # decoder, which is made again when lines are added.
-        state = dict(self.__dict__)
-        state["_decoder"] = None
-        state["known_categories"] = {}
-        return state
+        # An engine's workers send their partials pickled: the counts, not the decoder, which is made
+        # again when lines are added.
+        return {**self.__dict__, "_decoder": None, "known_categories": {}}
 
     @property
     def exact(self) -> bool:
-        """False when a merge could not know every kept value's count (see the module docstring)."""
+        """False when a merge could not know every kept value's count: audit again with ``pins()``."""
         return not self.values.uncertain and not self.servers.uncertain
 
     def pins(self) -> Pins:
@@ -357,9 +344,7 @@ class PartialReport:
             setattr(partial, name, tuple(top[name]) if isinstance(top[name], list) else top[name])
         partial.values = Tally.from_json(top["values"], settings.distinct_limit, CAPPED)
         partial.servers = Tally.from_json(top["servers"], settings.distinct_limit, frozenset({SERVER}))
-        partial.files = [
-            FilePart(*(part[field.name] for field in dataclasses.fields(FilePart))) for part in top["files"]
-        ]
+        partial.files = [FilePart(*(part[key] for key in FILE)) for part in top["files"]]
         return partial
 
     # The report
@@ -387,14 +372,13 @@ class PartialReport:
 
 def merge(partials: Iterable[PartialReport]) -> PartialReport:
     """The partials of consecutive input, in input order, merged into one (ValueError when empty)."""
-    merged: PartialReport | None = None
-    for partial in partials:
-        if merged is None:
-            merged = partial.copy()  # the one accumulator: each later part is folded into it
-        else:
-            merged.absorb(partial)
-    if merged is None:
+    rest = iter(partials)
+    first = next(rest, None)
+    if first is None:
         raise ValueError("merge() needs at least one partial report")
+    merged = first.copy()  # the one accumulator: each later part is folded into it
+    for partial in rest:
+        merged.absorb(partial)
     return merged
 
 
@@ -438,9 +422,8 @@ SETTINGS |= dict.fromkeys(("distinct_limit", "value_chars", "line_bytes"), COUNT
 FILE: dict[object, object] = {"path": TEXT, "unit": frozenset({"line", "row"}), "continuation": FLAG}
 FILE |= {"records": COUNT, "lines": COUNT, "error": (None, TEXT)}
 PARTIAL: dict[object, object] = {"version": COUNT, "settings": SETTINGS}
-COUNTS = ("records", "with_kind", "without_kind", "invalid", "unparseable", "overlong")
-PARTIAL |= dict.fromkeys(COUNTS, COUNT)
-PARTIAL |= dict.fromkeys(("first_invalid", "first_unparseable", "first_overlong"), (None, LOCATION))
+PARTIAL |= dict.fromkeys((*TOTALS, "overlong"), COUNT)
+PARTIAL |= dict.fromkeys((name for name in FIELDS if name.startswith("first_")), (None, LOCATION))
 PARTIAL |= {"values": TALLY, "servers": TALLY, "files": [FILE]}
 
 
@@ -527,9 +510,10 @@ def check_partial(data: object) -> None:
             raise wrong(f"first_{key}", f"not set for {counts[key]} records, or set for none")
     if (in_files := sum(part["records"] for part in files)) != records:
         raise wrong("files", f"hold {in_files} records, not the {records} of the partial")
-    totals: dict[str, dict[str, int]] = {"values": {}, "servers": {}}
+    totals: dict[str, Counter[str]] = {}
     for name, capped in (("values", CAPPED), ("servers", frozenset({SERVER}))):
-        tally, total, seen, kept = top[name], totals[name], set[str](), dict[str, int]()
+        tally, seen, kept = top[name], set[str](), Counter[str]()
+        total = totals[name] = Counter[str]()
         for extra in ("kept", "extras"):
             for index, (key, count, category, _) in enumerate(tally[extra]):
                 at = f"{name}.{extra}[{index}]"
@@ -540,21 +524,21 @@ def check_partial(data: object) -> None:
                 if extra == "extras" and (category not in capped or key not in tally["pinned"]):
                     raise wrong(at, "an extra key is a pinned key of a capped category")
                 if extra == "kept" and category in capped:
-                    kept[category] = kept.get(category, 0) + 1
+                    kept[category] += 1
                     if kept[category] > settings.distinct_limit:
                         raise wrong(at, f"more than {settings.distinct_limit} {category} keys kept")
                 seen.add(key)
-                total[category] = total.get(category, 0) + count
+                total[category] += count
         for category, (count, _) in tally["overflow"].items():
             at = f"{name}.overflow[{category!r}]"
             if category not in capped:
                 raise wrong(at, "not a capped category")
-            if kept.get(category, 0) != settings.distinct_limit:
+            if kept[category] != settings.distinct_limit:
                 raise wrong(at, f"overflow before {settings.distinct_limit} {category} keys are kept")
-            total[category] = total.get(category, 0) + count
-    values, servers = sum(totals["values"].values()), sum(totals["servers"].values())
+            total[category] += count
+    values, servers = totals["values"].total(), totals["servers"].total()
     if values != counts["with_kind"]:
         raise wrong("values", f"count {values} records, not the {counts['with_kind']} with a kind")
-    namespaced = totals["values"].get(NAMESPACED, 0) + totals["values"].get(UNDECLARED, 0)
+    namespaced = totals["values"][NAMESPACED] + totals["values"][UNDECLARED]
     if servers != namespaced:
         raise wrong("servers", f"count {servers} records, not the {namespaced} namespaced ones")
