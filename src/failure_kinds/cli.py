@@ -33,14 +33,8 @@ class _Parser(argparse.ArgumentParser):
         # argparse puts arguments into some messages as they were typed: escaped and cut like any value.
         from failure_kinds._display import escaped
 
-        self.exit(
-            EXIT_USAGE, f"{self.prog}: error: {escaped(message, _MESSAGE_LIMIT)} (see {self.prog} --help)\n"
-        )
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        if message:
-            streams.error_line(message.rstrip("\n"))
-        raise SystemExit(status)
+        streams.error_line(f"{self.prog}: error: {escaped(message, _MESSAGE_LIMIT)} (see {self.prog} --help)")
+        raise SystemExit(EXIT_USAGE)
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         if message and (file is None or file is sys.stdout):
