@@ -53,9 +53,7 @@ class _Parser(argparse.ArgumentParser):
             action, f"invalid choice: {value!r}{meant} (choose from {', '.join(choices)})"
         )
 
-    def parse_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: None = None
-    ) -> argparse.Namespace:
+    def parse_args(self, args: Sequence[str] | None = None) -> argparse.Namespace:  # type: ignore[override]
         arguments, extras = self.parse_known_args(args)
         if extras:
             # Named after the subcommand, whose --help lists its options.
