@@ -36,10 +36,8 @@ def run(arguments: argparse.Namespace) -> int:
         clean = clean and all(verdict["category"] in ("registered", "namespaced") for verdict in verdicts)
         if arguments.format == "json":
             # One JSON array, written a batch at a time, exactly as json.dumps(..., indent=2) lays it out.
-            items = ",\n".join(
-                "  " + json.dumps(verdict, indent=2).replace("\n", "\n  ") for verdict in verdicts
-            )
-            write_output(("[\n" if written == 0 else ",\n") + items)
+            items = (json.dumps(verdict, indent=2).replace("\n", "\n  ") for verdict in verdicts)
+            write_output(("[\n  " if written == 0 else ",\n  ") + ",\n  ".join(items))
         else:
             write_output(_text(verdicts))
         written += len(verdicts)
