@@ -349,8 +349,8 @@ def test_a_crafted_text_is_refused_or_printed_as_a_plain_name(tmp_path: Path, pl
          "format 2 is not 1"),
         (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A", "replaced_by": None}] * 2,
                      "stages": [], "older_labels": []}).encode(), "kinds[1].value 'a' is listed twice"),
-        (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A"}], "stages": [],
-                     "older_labels": []}).encode(), "kinds[0].replaced_by is missing or not a string or null"),
+        (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A"}], "stages": [], "older_labels": []})
+         .encode(), "kinds[0].replaced_by is missing or not a string or null"),
         (json.dumps({"format": 1, "kinds": [], "stages": [], "older_labels": [{"label": "a"}]}).encode(),
          "older_labels[0].replacement is missing or not a string or null"),
     ],
