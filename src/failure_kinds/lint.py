@@ -228,7 +228,10 @@ class Checker:
         } or None
         # The names the package and its enum have, which a constant read from them is checked against.
         enum = failure_kinds.FailureKind
-        self.names = (frozenset(dir(failure_kinds)), frozenset([*dir(enum), *enum.__members__]))
+        self.names: tuple[frozenset[str], frozenset[str]] = (
+            frozenset(dir(failure_kinds)),
+            frozenset([*dir(enum), *enum.__members__]),
+        )
 
     def check_source(self, source: bytes, path: str) -> list[Finding]:
         # The compiler's warnings about the linted file (invalid escapes) are its business, not ours to print.

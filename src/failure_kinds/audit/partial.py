@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
     from .sources import Decoder
 
-    # A server first met in a batch: (index of its first value or -1, server, records, value).
-    ServerEvent = tuple[int, str, int, str]
+# A server first met in a batch: (index of its first value or -1, server, records, value).
+ServerEvent = tuple[int, str, int, str]
 
 BOM: Final = b"\xef\xbb\xbf"
 # The totals of a partial and of its report, and the first locations (in the order of the JSON forms).

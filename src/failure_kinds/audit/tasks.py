@@ -13,7 +13,6 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -261,10 +260,15 @@ def add_task(
         _changed(partial, task, files, path)
 
 
-@functools.lru_cache(maxsize=1)
+_categories_of: tuple[AuditSettings | None, dict[str, str]] = (None, {})
+
+
 def _known_categories(settings: AuditSettings) -> dict[str, str]:
     """The categories this process found under ``settings``, shared by the batches it runs."""
-    return {}
+    global _categories_of
+    if _categories_of[0] != settings:
+        _categories_of = (settings, {})
+    return _categories_of[1]
 
 
 def _read(
