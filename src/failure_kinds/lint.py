@@ -365,30 +365,14 @@ def _decoded(source: bytes) -> str:
         return source.decode("utf-8", "replace")
 
 
-# Byte-order marks of wide text, longest first; without one, the NUL bytes among the first four (ASCII)
-# bytes tell the encoding (1 for a NUL), as the audit tells its inputs'.
-_MARKS: Final = {
-    b"\xff\xfe\0\0": "UTF-32 l",
-    b"\0\0\xfe\xff": "UTF-32 b",
-    b"\xff\xfe": "UTF-16 l",
-    b"\xfe\xff": "UTF-16 b",
-}
-_NULS: Final = {
-    b"\0\1\0\1": "UTF-16 l",
-    b"\1\0\1\0": "UTF-16 b",
-    b"\0\1\1\1": "UTF-32 l",
-    b"\1\1\1\0": "UTF-32 b",
-}
-
-
 def _wide_text(source: bytes) -> str | None:
     """What a file in UTF-16 or UTF-32 is, and how to convert it, in the audit's words; else None."""
-    head = source[:4]
-    found = next((found for mark, found in _MARKS.items() if head.startswith(mark)), None)
-    name, _, order = (found or _NULS.get(bytes(byte == 0 for byte in head), "")).partition(" ")
-    if not name or (found is None and max(head) >= 0x80):
+    from failure_kinds.audit.errors import wide_encoding  # only for a file that does not parse
+
+    found = wide_encoding(source[:4])
+    if found is None:
         return None
-    encoding, order = (name if found else f"{name}{order.upper()}E"), "little" if order == "l" else "big"
+    name, order, encoding = found
     return (
         f"{name} ({order}-endian) text; Python source is read as UTF-8 unless it declares another "
         f"encoding: convert it with iconv -f {encoding} -t UTF-8"

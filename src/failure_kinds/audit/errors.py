@@ -53,16 +53,26 @@ _NULS: Final[dict[tuple[bool, ...], tuple[str, str]]] = {
 }
 
 
+def wide_encoding(head: bytes, first: bytes = b"") -> tuple[str, str, str] | None:
+    """The encoding, byte order and iconv's name for it of the UTF-16 or UTF-32 text that ``head``, its
+    first 4 bytes, begins; None for other text. Without a mark, only text whose first character is one of
+    ``first`` counts (empty: any)."""
+    name, order = next((found for mark, found in _MARKS.items() if head.startswith(mark)), ("", ""))
+    if name:
+        return name, order, name  # iconv reads the mark
+    if len(head) == 4 and max(head) < 0x80:
+        name, order = _NULS.get(tuple(byte == 0 for byte in head), ("", ""))
+        if name and (not first or max(head[:2] if name == "UTF-16" else head) in first):
+            return name, order, name + order[0].upper() + "E"
+    return None
+
+
 def check_text(head: bytes, gzipped: str | None = None) -> None:
     """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32;
     ``gzipped``: the name of the gzip file they were decompressed from, which the hint decompresses."""
-    name, order = next((found for mark, found in _MARKS.items() if head.startswith(mark)), ("", ""))
-    source = name  # iconv reads the mark
-    if not name and len(head) == 4 and max(head) < 0x80:
-        name, order = _NULS.get(tuple(byte == 0 for byte in head), ("", ""))
-        if name and max(head[:2] if name == "UTF-16" else head) in b"{ \t\r\n":
-            source = name + order[0].upper() + "E"
-    if source:
+    found = wide_encoding(head, b"{ \t\r\n")
+    if found is not None:
+        name, order, source = found
         command = f"iconv -f {source} -t UTF-8"
         if gzipped is not None:
             import shlex
