@@ -110,7 +110,8 @@ def change_file(path: str, change: str, amount: int = 1) -> None:
 
 # "PATH|N,M+|ACTION|FOLDER": the Nth, the Mth and later... opening of PATH for reading, counted over
 # every process through the files made in FOLDER, changes it (ACTION one of CHANGES) just after it is
-# opened, or (ACTION "die") kills the worker process that opened it. Specs of several files join with ";".
+# opened, or kills (ACTION "die") or stalls ("wait") the worker process that opened it. Specs of several
+# files join with ";".
 ON_OPEN = "FAILURE_KINDS_TEST_ON_OPEN"
 # "MODULE.NAME=NUMBER,...": constants set in every process, so that small inputs meet cuts made only
 # past millions of rows (Parquet's runs of row groups, its batches).
@@ -140,7 +141,7 @@ def install_open_hook(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
         handle = real_open(file, mode, *arguments, **options)
         target = os.fspath(file) if isinstance(file, (str, os.PathLike)) else None
         wanted, action, folder = hooks.get(target, ([], "", ""))
-        if wanted and "r" in mode and (action != "die" or os.getpid() != main):
+        if wanted and "r" in mode and (action not in ("die", "wait") or os.getpid() != main):
             for count in itertools.count(1):
                 try:
                     os.close(os.open(os.path.join(folder, str(count)), os.O_CREAT | os.O_EXCL))
@@ -150,6 +151,9 @@ def install_open_hook(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
             hit = any(count == number or (onwards and count > number) for number, onwards in wanted)
             if hit and action == "die":
                 os._exit(3)  # as a worker killed by the kernel would, with nothing sent back
+            if hit and action == "wait":
+                time.sleep(60)  # busy for longer than a test waits for it
+                return handle
             if hit:
                 change_file(str(target), action, 1 + (count * 7919) % 4000)
         return handle

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_support import CHANGES, ON_OPEN, changed, jsonl, many_shards, on_open, read_terminal
+from audit_support import CHANGES, CONSTANTS, ON_OPEN, changed, jsonl, many_shards, on_open, read_terminal
 from helpers import command, examples, run_cli, run_cli_bytes
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -388,16 +388,48 @@ def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
         assert (delay, process.returncode, stderr.decode()) == (delay, 130, "failure-kinds: interrupted\n")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(process.pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
+        assert_group_gone(process.pid, f"Ctrl-C {delay} s after the workers started")
+
+
+def test_ctrl_c_while_one_worker_waits_for_work_and_one_reads_is_one_line(tmp_path: Path) -> None:
+    """A worker idle between tasks gets the terminal's SIGINT too: it ignores it, so it prints nothing."""
+    quick, slow = write_big(tmp_path / "quick.jsonl", 100), write_big(tmp_path / "slow.jsonl", 100)
+    # Both files cut into ranges, so that one worker reads the rest while the other waits in the first.
+    constants = "failure_kinds.audit.engine.PARALLEL_MIN_BYTES=0,failure_kinds.audit.tasks.MIN_CHUNK_BYTES=1"
+    environment = {**os.environ, **on_open(tmp_path, slow, [1], "wait"), CONSTANTS: constants}
+    process = subprocess.Popen(
+        command("audit", "--jobs", "2", str(quick), str(slow)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (tmp_path / "hook-site" / "opened" / "1").exists():
+            time.sleep(0.01)
+        time.sleep(0.5)  # the other worker's ranges are read by now
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-            pytest.fail(f"a worker was left after Ctrl-C {delay} s after the workers started")
+            process.wait()
+    assert (process.returncode, stderr.decode()) == (130, "failure-kinds: interrupted\n")
+    assert_group_gone(process.pid, "Ctrl-C with a worker waiting")
+
+
+def assert_group_gone(group: int, when: str) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.killpg(group, signal.SIGKILL)
+    pytest.fail(f"a worker was left after {when}")
 
 
 # The mergeable partial report
