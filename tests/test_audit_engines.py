@@ -362,43 +362,16 @@ def test_a_worker_that_dies_fails_only_what_it_cannot_read_and_nothing_hangs(
         assert whole["error"] is None
 
 
-def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
-    path = write_big(tmp_path / "big.jsonl", 60_000)  # about 16 MB: read for longer than the delays
-    for delay in [0.0, 0.01, 0.03, 0.06, 0.1, 0.2]:
-        process = subprocess.Popen(
-            command("audit", "--jobs", "2", "--format", "json", str(path)),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-        try:
-            # The first worker of the group seen (pgrep lists the group's processes), then the delay.
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and process.poll() is None:
-                group = subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True).stdout.split()
-                if len(group) >= 2:
-                    break
-                time.sleep(0.005)
-            time.sleep(delay)
-            os.killpg(process.pid, signal.SIGINT)
-            _, stderr = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        assert (delay, process.returncode, stderr.decode()) == (delay, 130, "failure-kinds: interrupted\n")
-        assert_group_gone(process.pid, f"Ctrl-C {delay} s after the workers started")
-
-
-def test_ctrl_c_while_one_worker_waits_for_work_and_one_reads_is_one_line(tmp_path: Path) -> None:
-    """A worker idle between tasks gets the terminal's SIGINT too: it ignores it, so it prints nothing."""
-    quick, slow = write_big(tmp_path / "quick.jsonl", 100), write_big(tmp_path / "slow.jsonl", 100)
-    # Both files cut into ranges, so that one worker reads the rest while the other waits in the first.
-    constants = "failure_kinds.audit.engine.PARALLEL_MIN_BYTES=0,failure_kinds.audit.tasks.MIN_CHUNK_BYTES=1"
-    environment = {**os.environ, **on_open(tmp_path, slow, [1], "wait"), CONSTANTS: constants}
+def interrupted(
+    arguments: list[str],
+    ready: Callable[[subprocess.Popen[bytes]], bool],
+    delay: float,
+    environment: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """Ctrl-C at a terminal ``delay`` s after ``ready`` holds: SIGINT to the command's whole process group.
+    Its exit status and stderr; the test fails if any process of the group is left behind."""
     process = subprocess.Popen(
-        command("audit", "--jobs", "2", str(quick), str(slow)),
+        command(*arguments),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=environment,
@@ -407,29 +380,49 @@ def test_ctrl_c_while_one_worker_waits_for_work_and_one_reads_is_one_line(tmp_pa
     )
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (tmp_path / "hook-site" / "opened" / "1").exists():
-            time.sleep(0.01)
-        time.sleep(0.5)  # the other worker's ranges are read by now
+        while time.monotonic() < deadline and process.poll() is None and not ready(process):
+            time.sleep(0.005)
+        time.sleep(delay)
         os.killpg(process.pid, signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    assert (process.returncode, stderr.decode()) == (130, "failure-kinds: interrupted\n")
-    assert_group_gone(process.pid, "Ctrl-C with a worker waiting")
-
-
-def assert_group_gone(group: int, when: str) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            os.killpg(group, 0)
+            os.killpg(process.pid, 0)
         except ProcessLookupError:
-            return
+            return process.returncode, stderr.decode()
         time.sleep(0.05)
-    os.killpg(group, signal.SIGKILL)
-    pytest.fail(f"a worker was left after {when}")
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail(f"a worker was left after Ctrl-C {delay} s after {' '.join(arguments)} was ready")
+
+
+def test_ctrl_c_as_the_workers_start_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+    path = write_big(tmp_path / "big.jsonl", 60_000)  # about 16 MB: read for longer than the delays
+
+    def a_worker_started(process: subprocess.Popen[bytes]) -> bool:  # pgrep lists the group's processes
+        return len(subprocess.run(["pgrep", "-g", str(process.pid)], capture_output=True).stdout.split()) >= 2
+
+    for delay in [0.0, 0.01, 0.03, 0.06, 0.1, 0.2]:
+        result = interrupted(["audit", "--jobs", "2", "--format", "json", str(path)], a_worker_started, delay)
+        assert (delay, *result) == (delay, 130, "failure-kinds: interrupted\n")
+
+
+def test_ctrl_c_while_one_worker_waits_for_work_and_one_reads_is_one_line(tmp_path: Path) -> None:
+    """A worker idle between tasks gets the terminal's SIGINT too: it ignores it, so it prints nothing."""
+    quick, slow = write_big(tmp_path / "quick.jsonl", 100), write_big(tmp_path / "slow.jsonl", 100)
+    # Both files cut into ranges, so that one worker reads the rest while the other waits in the first.
+    constants = "failure_kinds.audit.engine.PARALLEL_MIN_BYTES=0,failure_kinds.audit.tasks.MIN_CHUNK_BYTES=1"
+    environment = {**os.environ, **on_open(tmp_path, slow, [1], "wait"), CONSTANTS: constants}
+    stalled = tmp_path / "hook-site" / "opened" / "1"  # made when a worker opens the slow file
+    # Half a second after, the other worker has read its ranges and waits for more.
+    result = interrupted(
+        ["audit", "--jobs", "2", str(quick), str(slow)], lambda _: stalled.exists(), 0.5, environment
+    )
+    assert result == (130, "failure-kinds: interrupted\n")
 
 
 # The mergeable partial report
