@@ -24,6 +24,7 @@ from typing import cast
 from failure_kinds._display import plain
 
 from .errors import AuditError, cannot_start
+from .partial import BOM
 from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
 from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri, make_decoder
@@ -344,7 +345,6 @@ PATH_DEPTH: Final = 8
 PATH_CHARS: Final = 200
 # When no field is close to the one asked for, this many of the records' fields are named instead.
 NAMED: Final = 5
-_BOM: Final = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -476,7 +476,7 @@ def _whole_lines(data: bytes, cut: bool) -> bytes:
 
 def _probe_lines(probe: Probe, data: bytes, segments: list[str], until: int) -> None:
     """Look at the records of ``data`` until ``until`` records have been looked at in all."""
-    data = data.removeprefix(_BOM)
+    data = data.removeprefix(BOM)
     for line in data.split(b"\n"):
         if probe.records >= until or probe.present:
             return

@@ -344,7 +344,9 @@ class PartialReport:
             setattr(partial, name, tuple(top[name]) if isinstance(top[name], list) else top[name])
         partial.values = Tally.from_json(top["values"], settings.distinct_limit, CAPPED)
         partial.servers = Tally.from_json(top["servers"], settings.distinct_limit, frozenset({SERVER}))
-        partial.files = [FilePart(*(part[key] for key in FILE)) for part in top["files"]]
+        partial.files = [
+            FilePart(*(part[field.name] for field in dataclasses.fields(FilePart))) for part in top["files"]
+        ]
         return partial
 
     # The report
