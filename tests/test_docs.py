@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from helpers import DOCUMENTS, ROOT, doc_recipes, needs, run_cli
 
+from failure_kinds import FailureKind
+
 DOCS = ROOT / "docs"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 LOGGED = re.compile(r"^# logs: (?P<line>.*)$", flags=re.MULTILINE)
@@ -342,6 +344,14 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     for shown in ("frozenset() -> empty", "str(object=", "frozenset({"):
         assert shown not in api_text
     assert 'OTHER_LABEL = "_other"' in api_text
+    # Each kind with its value and its own meaning, in the enum's order; nothing said twice.
+    words = " ".join(api_text.split())
+    starts = [words.index(f"{kind.name} = {kind.value!r}") for kind in FailureKind] + [len(words)]
+    for index, kind in enumerate(FailureKind):
+        assert starts[index] < words.index(kind.description) < starts[index + 1], kind
+    for said_once in ("Why a rollout failed.", "Where an episode failed,", "loads only the standard library"):
+        assert words.count(said_once) == 1, said_once
+    assert 'id="failurekindfield"' in api
     quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"
 
