@@ -273,12 +273,14 @@ def change_of(place: str, text: object) -> Callable[[dict[str, Any]], object]:
     }[place]
 
 
-def diff(folder: Path, change: Callable[[dict[str, Any]], object]) -> subprocess.CompletedProcess[str]:
+def diff(
+    folder: Path, change: Callable[[dict[str, Any]], object], *options: str
+) -> subprocess.CompletedProcess[str]:
     changed = copy.deepcopy(CURRENT)
     change(changed)
     (folder / "old.json").write_text(json.dumps(CURRENT), encoding="utf-8")
     (folder / "new.json").write_text(json.dumps(changed), encoding="utf-8")
-    return run_cli("diff", str(folder / "old.json"), str(folder / "new.json"))
+    return run_cli("diff", str(folder / "old.json"), str(folder / "new.json"), *options)
 
 
 FIRST_REPLACED = next(label["label"] for label in CURRENT["older_labels"] if label["replacement"] is None)
@@ -312,6 +314,16 @@ def test_what_breaks_code_or_old_data_is_incompatible_and_a_malformed_export_is_
     assert result.returncode == code, result.stderr
     if code < 2:
         assert result.stdout.splitlines()[0] == said
+        # The same changes as JSON, with the same exit code.
+        as_json = diff(tmp_path, change, "--format", "json")
+        assert as_json.returncode == code
+        found = json.loads(as_json.stdout)
+        assert found["compatible"] is (code == 0)
+        assert [change["breaks"] for change in found["changes"]] == [code == 1]
+        first = found["changes"][0]
+        assert said.startswith(first["change"].split()[0])
+        assert first["name"] in said
+        assert f"{first['old']} -> {first['new']}" in said
         return
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()

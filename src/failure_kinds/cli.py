@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export cannot be read or is not one.")
     diff.add_argument("old", metavar="OLD", help="the earlier export (a JSON file)")
     diff.add_argument("new", metavar="NEW", help="the later export (a JSON file)")
+    diff.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     # fmt: on
     return parser
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import cast
+from typing import NamedTuple, cast
 
 import failure_kinds
 from failure_kinds import FailureKindsError
@@ -167,51 +167,87 @@ def _problem(export: object) -> str | None:
     return None
 
 
-def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:
-    """What changed from ``old`` to ``new``, one line each (incompatible changes first), and whether
-    ``new`` is compatible."""
-    lines: list[str] = []
+class Change(NamedTuple):
+    """One difference between two exports: what ``change`` befell the kind, stage or older label ``name``
+    (a re-valued kind is named by its constant), what it was and is (``old``, ``new``: a kind's value,
+    constant or replacement, an older label's replacement; None for nothing), whether it ``breaks`` code or
+    data written against the older export, and the ``line`` that says so."""
+
+    change: str
+    name: str
+    old: str | None
+    new: str | None
+    breaks: bool
+    line: str
+
+
+# The changes that break code importing a constant, or data counted under a value or replacement.
+_BREAKING = frozenset({
+    "re-valued kind", "removed kind", "renamed constant", "removed stage", "removed older label",
+    "removed replacement", "changed replacement",
+})  # fmt: skip
+
+
+def changes(old: Mapping[str, object], new: Mapping[str, object]) -> list[Change]:
+    """What changed from ``old`` to ``new``, the breaking changes first, each group in its lines' order."""
+    found: list[Change] = []
+
+    def add(change: str, name: str, before: object, after: object, line: str) -> None:
+        was, now = (None if value is None else str(value) for value in (before, after))
+        found.append(Change(change, name, was, now, change in _BREAKING, line))
+
     old_kinds, new_kinds = _by(old, "kinds", "value"), _by(new, "kinds", "value")
     old_names = {str(kind["name"]): value for value, kind in old_kinds.items()}
     new_names = {str(kind["name"]): value for value, kind in new_kinds.items()}
     revalued = {name for name in old_names.keys() & new_names.keys() if old_names[name] != new_names[name]}
-    for name in sorted(revalued):
-        lines.append(f"re-valued kind {name}: {old_names[name]!r} -> {new_names[name]!r}")
-    for value in sorted(old_kinds.keys() & new_kinds.keys()):
+    for name in revalued:
+        was, now = old_names[name], new_names[name]
+        add("re-valued kind", name, was, now, f"re-valued kind {name}: {was!r} -> {now!r}")
+    for value in old_kinds.keys() & new_kinds.keys():
         before, after = old_kinds[value]["name"], new_kinds[value]["name"]
-        if before != after and before not in new_names:
-            lines.append(f"renamed constant of kind {value}: {before} -> {after}")  # code importing it breaks
+        if before != after and before not in new_names:  # code importing it breaks
+            line = f"renamed constant of kind {value}: {before} -> {after}"
+            add("renamed constant", value, before, after, line)
     moved = {old_names[name] for name in revalued} | {new_names[name] for name in revalued}
     for value, kind in old_kinds.items():
         if value not in new_kinds and value not in moved:
-            lines.append(f"removed kind {value} ({kind['name']})")
+            add("removed kind", value, kind["name"], None, f"removed kind {value} ({kind['name']})")
     for value, kind in new_kinds.items():
         if value not in old_kinds and value not in moved:
-            lines.append(f"added kind {value} ({kind['name']})")
+            add("added kind", value, None, kind["name"], f"added kind {value} ({kind['name']})")
         before, after = old_kinds.get(value, {}).get("replaced_by"), kind.get("replaced_by")
         if after is not None and after != before:
-            lines.append(f"deprecated kind {value}: use {after}")
+            add("deprecated kind", value, before, after, f"deprecated kind {value}: use {after}")
         elif after is None and before is not None:
-            lines.append(f"kind {value} is no longer deprecated")
+            add("no longer deprecated", value, before, None, f"kind {value} is no longer deprecated")
     old_stages, new_stages = _by(old, "stages", "value"), _by(new, "stages", "value")
-    lines += [f"removed stage {value}" for value in old_stages.keys() - new_stages.keys()]
-    lines += [f"added stage {value}" for value in new_stages.keys() - old_stages.keys()]
+    for value in old_stages.keys() - new_stages.keys():
+        add("removed stage", value, None, None, f"removed stage {value}")
+    for value in new_stages.keys() - old_stages.keys():
+        add("added stage", value, None, None, f"added stage {value}")
     old_labels, new_labels = _by(old, "older_labels", "label"), _by(new, "older_labels", "label")
-    lines += [f"removed older label {label}" for label in old_labels.keys() - new_labels.keys()]
+    for label in old_labels.keys() - new_labels.keys():
+        before = old_labels[label].get("replacement")
+        add("removed older label", label, before, None, f"removed older label {label}")
     for label, entry in new_labels.items():
         replacement = entry.get("replacement")
         if label not in old_labels:
             target = "no single replacement" if replacement is None else f"replaced by {replacement}"
-            lines.append(f"added older label {label} ({target})")
+            add("added older label", label, None, replacement, f"added older label {label} ({target})")
         elif (before := old_labels[label].get("replacement")) != replacement:
             # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere; a first
             # replacement only regroups what had none, so only "added" is compatible.
             change = "added" if before is None else "removed" if replacement is None else "changed"
-            lines.append(f"{change} replacement of older label {label}: {before} -> {replacement}")
-    # The incompatible changes are exactly the lines with these first words.
-    incompatible = ("re-valued ", "removed ", "renamed ", "changed ")
-    lines.sort(key=lambda line: (not line.startswith(incompatible), line))
-    return lines, not lines or not lines[0].startswith(incompatible)
+            line = f"{change} replacement of older label {label}: {before} -> {replacement}"
+            add(f"{change} replacement", label, before, replacement, line)
+    return sorted(found, key=lambda change: (not change.breaks, change.line))
+
+
+def compare(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], bool]:
+    """What changed from ``old`` to ``new``, one line each (breaking changes first), and whether ``new``
+    is compatible."""
+    found = changes(old, new)
+    return [change.line for change in found], not any(change.breaks for change in found)
 
 
 def _by(export: Mapping[str, object], section: str, key: str) -> dict[str, dict[str, object]]:

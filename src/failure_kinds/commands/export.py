@@ -38,10 +38,18 @@ def export(arguments: argparse.Namespace) -> int:
 
 
 def diff(arguments: argparse.Namespace) -> int:
-    from failure_kinds.export import compare, read_export
+    import json
 
-    lines, compatible = compare(read_export(arguments.old), read_export(arguments.new))
-    write_output("".join(f"{line}\n" for line in lines or ["no changes"]))
+    from failure_kinds.export import changes, read_export
+
+    found = changes(read_export(arguments.old), read_export(arguments.new))
+    compatible = not any(change.breaks for change in found)
+    if arguments.format == "json":
+        fields = ("change", "name", "old", "new", "breaks")
+        listed = [{field: getattr(change, field) for field in fields} for change in found]
+        write_output(json.dumps({"compatible": compatible, "changes": listed}, indent=2) + "\n")
+    else:
+        write_output("".join(f"{change.line}\n" for change in found) or "no changes\n")
     return EXIT_CLEAN if compatible else EXIT_FINDINGS
 
 
