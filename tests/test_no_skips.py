@@ -83,6 +83,7 @@ def test_grouped(case):
 def test_a_group_runs_on_one_worker_under_make_tests_options(tmp_path: Path) -> None:
     """The Ray tests share one cluster and each checker's cases one cache only while --dist loadgroup
     keeps an xdist_group on one worker, which some pytest and xdist versions together do not."""
+    pytest.importorskip("xdist", reason="needs pytest-xdist, which make test runs the suite with")
     (tmp_path / "test_grouped.py").write_text(GROUPED, encoding="utf-8")
     command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
