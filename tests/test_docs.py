@@ -66,6 +66,11 @@ def test_readme_keeps_to_its_budget_and_its_links_lead_somewhere() -> None:
         "failure-kinds audit examples/rollout_failures",
     ):
         assert command in try_it, command
+    # An environment is made and activated before anything is installed, and each command says what for.
+    lines = try_it.split("```")[1].strip().splitlines()
+    commands = [line.partition("#")[0].strip() for line in lines]
+    assert commands[:3] == ["python3 -m venv .venv/try", ". .venv/try/bin/activate", "pip install ."]
+    assert all(len(line.partition("#")[2]) > 10 for line in lines)
     assert [line for line in FENCED.sub("", README).splitlines() if len(line) > 120] == []
     assert README.count("https://github.com/NVIDIA-NeMo/Gym/blob/main/nemo_gym/failure_kinds.py") == 1
     # How the suite holds the documents to the code is for contributors, not among a user's instructions.
