@@ -12,8 +12,8 @@
 # extra fails here (FAILURE_KINDS_NO_SKIPS, tests/conftest.py), since every extra is installed.
 #
 # make test uses the supported Pythons this machine has (on PATH or through pyenv) and names the others
-# in one line; it stops when it finds none, and on CI (CI=true) when any is missing. "First" means the
-# first found.
+# in one line; it stops on CI (CI=true) when any is missing. "First" means the first found. When none is
+# found, make demo and make test stop at once with one line naming the versions looked for.
 #
 # pyenv's shims only run the globally selected version, so ask pyenv for the interpreter's own path;
 # without pyenv, use whatever pythonX.Y on PATH runs (a shim of a version pyenv lacks does not).
@@ -37,7 +37,7 @@ PIP_INSTALL := python -m pip install --quiet --quiet
 # Two workers: the suite is mostly subprocesses of the command, and both cores are busy with two.
 PYTEST := python -m pytest -n 2 --dist loadgroup
 
-.PHONY: demo test pythons environments lint bench bench-quick clean
+.PHONY: demo test found-python pythons environments lint bench bench-quick clean
 
 demo: $(DEMO)/installed
 	$(DEMO)/bin/failure-kinds audit examples/rollout_failures.jsonl --aliases examples/aliases.toml
@@ -64,12 +64,14 @@ space := $(subst x, ,x)
 # The stage $(1), the command $(2) (shown, then run), then its time in whole seconds.
 timed = @start=$$(date +%s); echo '$(2)'; $(2) || exit $$?; echo "== $(1) ($$(( $$(date +%s) - start )) s)"
 
+# Stops make, in make's one line, when no supported Python is found: before any recipe runs a Python that is
+# not there. make demo and make test both need one.
+found-python:
+	$(if $(FOUND),,$(error none of Python $(subst $(space),$(comma) ,$(PYTHONS)) found$(comma) on PATH or through pyenv))
+
 # Which supported Pythons make test runs on: a line naming the missing ones, and a stop when none is found
 # or, on CI, when any is missing, since CI must test every supported version.
-pythons:
-	@if [ -z "$(FOUND)" ]; then \
-		echo "make test: none of Python $(subst $(space),$(comma) ,$(PYTHONS)) found, on PATH or through pyenv" >&2; \
-		exit 1; fi
+pythons: found-python
 	@if [ -n "$(MISSING)" ]; then \
 		echo "make test: Python $(subst $(space),$(comma) ,$(MISSING)) not found, on PATH or through pyenv:" \
 			"testing on $(subst $(space),$(comma) ,$(FOUND)) only"; \
@@ -142,7 +144,7 @@ $(UV):
 	$(VENV)/uv/bin/$(PIP_INSTALL) 'uv>=0.9,<1'
 
 # The demo needs the package and its fast decoder only, not the test and benchmark tools.
-$(DEMO)/installed: pyproject.toml
+$(DEMO)/installed: pyproject.toml | found-python
 	rm -rf $(DEMO)
 	$(call python_for,$(FIRST)) -m venv $(DEMO)
 	$(DEMO)/bin/$(PIP_INSTALL) --upgrade pip

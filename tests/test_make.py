@@ -46,7 +46,7 @@ CASES: dict[str, tuple[list[str], list[str], dict[str, str], int, str]] = {
     "one on PATH": (["3.12"], [], {}, 0, "make test: Python 3.11, 3.13 not found, on PATH or through pyenv:"),
     "one in pyenv": ([], ["3.13"], {}, 0, "testing on 3.13 only"),
     "one missing on CI": (["3.11", "3.12"], [], {"CI": "true"}, 2, "CI=true needs every supported Python"),
-    "none": ([], [], {}, 2, "make test: none of Python 3.11, 3.12, 3.13 found, on PATH or through pyenv"),
+    "none": ([], [], {}, 2, "none of Python 3.11, 3.12, 3.13 found, on PATH or through pyenv"),
     "all on CI": (["3.11", "3.12"], ["3.13"], {"CI": "true"}, 0, ""),
 }
 
@@ -59,6 +59,16 @@ def test_make_test_names_the_missing_pythons_and_goes_on(case: str, tmp_path: Pa
     assert says in output
     # One line names every missing version.
     assert len([line for line in output.splitlines() if "not found" in line]) <= 1
+
+
+@pytest.mark.parametrize("goal", ["demo", "test"])
+def test_without_a_supported_python_make_says_which_it_looked_for_in_one_line(
+    goal: str, tmp_path: Path
+) -> None:
+    status, output = make(tmp_path, [], [], "--dry-run", "--always-make", goal).split("\n", 1)
+    assert status == "2", output
+    (line,) = output.splitlines()
+    assert "none of Python 3.11, 3.12, 3.13 found, on PATH or through pyenv" in line
 
 
 def test_the_first_python_found_gets_every_tool_and_every_test(tmp_path: Path) -> None:
