@@ -5,6 +5,7 @@ that cannot show a name)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -35,17 +36,29 @@ def assert_one_line_usage_error(result: subprocess.CompletedProcess[str]) -> str
     return line
 
 
-@pytest.mark.parametrize(
-    "arguments", [[], ["list"], ["check"], ["audit"], ["lint"], ["generate"], ["export"]]
-)
+@pytest.mark.parametrize("arguments", [[], *([name] for name in SUBCOMMANDS)], ids=str)
 def test_help_explains_every_command(arguments: list[str]) -> None:
-    result = run_cli(*arguments, "--help")
+    result = run_cli(*arguments, "--help", env={"COLUMNS": "80"})
     assert result.returncode == 0
     assert result.stdout.startswith("usage: failure-kinds")
-    assert len(result.stdout.splitlines()) > 4
+    # One line says what the command does, then a few more at most: the details are in the reference.
+    blocks = result.stdout.split("\n\n")[1:]
+    description = list(itertools.takewhile(lambda block: not re.match(r"[a-z ]+:\n", block), blocks))
+    assert len(description[0].splitlines()) == 1, description
+    assert len("\n\n".join(description).splitlines()) < 10, description
     if arguments == ["audit"]:
         options = ["--field", "--alias", "--aliases", "--strict", "--decoder", "--max-line-bytes", "--config"]
         assert [option for option in options if option not in result.stdout] == []
+
+
+def test_generate_output_help_gives_the_reason_its_error_gives(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.failure-kinds.namespaces]\nsim = ["crash"]\n')
+    error = run_cli("generate", "--output", "pyproject.toml", cwd=tmp_path).stderr
+    reason = "the module needs a file of its own"
+    assert reason in error
+    assert f"not the configuration this run reads: {reason}" in " ".join(
+        run_cli("generate", "-h").stdout.split()
+    )
 
 
 def test_the_exit_code_line_names_every_command_that_exits_1() -> None:

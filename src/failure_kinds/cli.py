@@ -13,7 +13,7 @@ from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
     from _typeshed import SupportsWrite
 
@@ -28,6 +28,9 @@ class _Parser(argparse.ArgumentParser):
 
     # Each subcommand's parser by name, for errors that belong to a subcommand; set by build_parser.
     subcommands: Mapping[str, argparse.ArgumentParser] = {}
+
+    def __init__(self, **arguments: Any) -> None:
+        super().__init__(formatter_class=_Paragraphs, **arguments)
 
     def error(self, message: str) -> NoReturn:
         # argparse puts arguments into some messages as they were typed: escaped and cut like any value.
@@ -68,6 +71,15 @@ class _Parser(argparse.ArgumentParser):
         return arguments
 
 
+class _Paragraphs(argparse.HelpFormatter):
+    """Fills each paragraph of a description on its own, so its first stays the one line that says what
+    the command does."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        fill = super()._fill_text
+        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
+
+
 def _closest(word: str, candidates: Sequence[str]) -> str | None:
     """The core's closest match, else the candidate ``word`` becomes when two neighbouring letters trade
     places (``lsit``), the commonest slip in a short word and one a similarity ratio rates low."""
@@ -98,9 +110,10 @@ def _config_option(command: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     # fmt: off
     parser = _Parser(prog="failure-kinds",
-        description="The shared vocabulary of why a rollout failed: list it, check names against it, audit "
-        "rollout failure logs, lint Python source for misspelled kinds, and export and compare the "
-        "vocabulary as data.",
+        description="The shared vocabulary of why a rollout failed, and the tools that use it.\n\nList it, "
+        "check names against it, audit rollout failure logs, lint Python source for misspelled kinds, and "
+        "export and compare the vocabulary as data. The command reference in the documentation has every "
+        "detail.",
         epilog="Exit codes: 0 clean, 1 findings (check, audit --strict, lint, generate --check, diff), 2 "
         "usage error or unreadable input.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {failure_kinds.__version__}")
@@ -109,19 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list",
         help="print every kind, grouped by domain, and the stages, with their meaning",
-        description="Print every registered failure kind, grouped by domain, with what it means, and the "
-        "stages an episode can fail at.")
+        description="Print every kind, grouped by domain, and the stages, with what each means.")
     listing.add_argument("--format", choices=["text", "json", "markdown"], default="text",
         help="text for people (default), json for tools, markdown for documentation")
 
     check = commands.add_parser("check",
         help="say whether each name is registered, namespaced, undeclared, legacy, malformed or unregistered",
-        description="Say for each NAME whether it is registered (naming the replacement of a deprecated "
-        "kind), a well-formed namespaced extension (<server>:<kind>), undeclared (a kind its server's "
-        "declaration in [tool.failure-kinds.namespaces] does not list), legacy (an older label, with the "
-        "kind that replaced it or the note that none did), malformed (contains : but is not <server>:<kind> "
-        "in lower case), or unregistered; undeclared, malformed and unregistered names come with the name "
-        "they most likely meant. Exit 0 when every name is registered or namespaced, 1 otherwise.")
+        description="Say whether each NAME is in the vocabulary, and what it most likely meant.\n\n"
+        "A name is registered (a deprecated kind with its replacement), namespaced (<server>:<kind>), "
+        "undeclared (a kind its server's declaration does not list), legacy (an older label, with its "
+        "replacement if it has one), malformed or unregistered.",
+        epilog="Exit 0 when every name is registered or namespaced, 1 otherwise, 2 on a usage error.")
     check.add_argument("names", nargs="+", metavar="NAME",
         help="a name to check; a single - reads names from stdin, one a line")
     check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
@@ -129,13 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit = commands.add_parser("audit",
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
-        description="Count the failure kinds in JSON Lines and Parquet rollout logs (result files, "
-        "*_failures.jsonl sidecars, verifier dumps): which kinds occurred, which values are not in the "
-        "vocabulary and what they probably meant, which are older labels (legacy) and what replaced them, "
-        "and how the counts regroup under the current kinds. Every non-blank line is one record: with a "
-        "kind (a string at the field), without (absent or null), invalid (another JSON type there) or "
-        "unparseable (not UTF-8, not JSON, not an object, or longer than --max-line-bytes). A namespaced "
-        "value whose server the project declares (--config) but whose kind it does not is undeclared.",
+        description="Count the failure kinds in JSON Lines and Parquet rollout logs.\n\nWhich kinds "
+        "occurred, which values are not in the vocabulary and what they probably meant, which are older "
+        "labels and what replaced them, and how the counts regroup under the current kinds. Every non-blank "
+        "line is a record: with a kind, without one, invalid or unparseable.",
         epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values or older "
         "labels that no alias maps remain, or when no record has the --field), 2 on a usage error or when "
         "an input could not be read; the readable inputs are still reported.")
@@ -208,38 +216,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("generate",
         help="write the typed module of the namespaced kinds this project declares",
-        description="Write a typed Python module for the namespaced kinds declared in "
+        description="Write the typed module of the namespaced kinds this project declares.\n\nFrom "
         "[tool.failure-kinds.namespaces]: a Literal alias per server, DeclaredFailureKind, "
-        "ProjectFailureKind (the shared and the declared kinds), one constant per kind, and the "
-        "failure_kinds.declare_namespace calls that turn on the run-time check when it is imported.",
+        "ProjectFailureKind, one constant per kind, and the declare_namespace calls that turn on the "
+        "run-time check when the module is imported.",
         epilog="Exit 0 when written or up to date, 1 with --check when the module is missing or stale, 2 on "
         "a usage error or a malformed declaration.")
     _config_option(generate)
     generate.add_argument("--output", metavar="PATH",
         help="where to write the module, - for stdout (default: generate = ... in [tool.failure-kinds]); a "
-        "symbolic link is written through to its target and stays a link; the configuration file read is "
-        "refused")
+        "symbolic link is written through to its target and stays a link; not the configuration this run "
+        "reads: the module needs a file of its own")
     generate.add_argument("--check", action="store_true",
         help="write nothing; exit 1 when the module is missing or differs from what would be written")
 
     export = commands.add_parser("export",
         help="write the vocabulary as JSON, a JSON Schema for a kind's value, TypeScript or Go",
-        description="Write the vocabulary as data: with --format json the package version, every kind "
-        "(value, constant name, domain, description, the version it first appeared in, its replacement when "
-        "deprecated), the older labels, the stages and, when a configuration is found, the declared "
-        "namespaces; with --format jsonschema a JSON Schema (2020-12) that accepts exactly the values the "
-        "runtime accepts silently: registered kinds, declared namespaced kinds and well-formed namespaced "
-        "kinds of servers that declare nothing; with --format typescript or go a module of constants, types "
-        "and checks of the registered and the declared kinds, for services in those languages.",
+        description="Write the vocabulary as data, or as source for other languages.\n\njson: the "
+        "version, every kind with its details, the older labels, the stages and any declared namespaces; "
+        "jsonschema: a JSON Schema (2020-12) of exactly the values the runtime accepts silently; typescript, "
+        "go: constants, types and checks of the registered and the declared kinds.",
         epilog="Exit 0, or 2 on a usage error or a malformed configuration.")
     export.add_argument("--format", choices=["json", "jsonschema", "typescript", "go"], default="json",
         help="output format: json (default), jsonschema, or the kinds as TypeScript or Go source")
     _config_option(export)
 
     diff = commands.add_parser("diff", help="compare two JSON exports of the vocabulary",
-        description="Compare two exports written by failure-kinds export --format json: added, deprecated, "
-        "removed and re-valued kinds, added and removed stages, and older-label changes, one line each, "
-        "incompatible changes first.",
+        description="Compare two JSON exports of the vocabulary: what changed and what breaks.\n\n"
+        "OLD and NEW are files written by failure-kinds export --format json. Each added, deprecated, "
+        "removed or re-valued kind, stage and older label is one line, incompatible changes first.",
         epilog="Exit 0 when NEW is compatible with OLD, 1 when NEW removes or re-values something, 2 when an "
         "export cannot be read or is not one.")
     diff.add_argument("old", metavar="OLD", help="the earlier export (a JSON file)")
