@@ -107,3 +107,19 @@ def test_the_benchmarks_smoke_run_says_so_and_shows_no_number() -> None:
     assert result.stdout.startswith("Smoke run of the benchmarks:")
     assert "Ran: hot_path (5 measurements), scale (1 measurement)." in result.stdout
     assert re.search(r"\d\.\d+x|infx|MISSED|\bmet\b|no worker started|MiB", result.stdout) is None
+
+
+def test_the_benchmarks_readme_says_how_to_run_each_suite_and_shows_the_latest_run_alone() -> None:
+    text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^## (.*)$", text, flags=re.MULTILINE) == [
+        *("Running them", "How they measure", "Suites", "Latest full run"),
+    ]
+    run_py = (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
+    suites = re.findall(r'^    "(\w+)": \w+\.measure,$', run_py, flags=re.MULTILINE)
+    assert re.findall(r"^\| `(\w+)` \|", text, flags=re.MULTILINE) == suites
+    # Each row of the run has its goal and verdict, or is a report without one; no earlier run is told.
+    rows = re.findall(r"^\| (?!measurement|-).*\|$", text.split("## Latest full run")[1], flags=re.MULTILINE)
+    verdicts = [re.search(r"\| (?:[<>]= [\d.]+x \| (?:met|MISSED)|report +\| -) +\|", row) for row in rows]
+    assert len(rows) > 30
+    assert all(verdicts), rows
+    assert len(re.findall(r"\b20\d\d-\d\d-\d\d\b", text)) == 1
