@@ -2,7 +2,7 @@
 
 Each rule is one ``visit_`` method of :class:`_Walk`, named after the node it reads. Only the top-level
 statements that mention a field, a kind type, a checked function, the package or a name learned from
-those are walked (benchmarks/README.md says what that saves): the rest cannot hold a kind.
+those are walked: the rest cannot hold a kind.
 """
 
 from __future__ import annotations
