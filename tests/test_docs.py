@@ -357,6 +357,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     for said_once in ("Why a rollout failed.", "Where an episode failed,", "loads only the standard library"):
         assert words.count(said_once) == 1, said_once
     assert 'id="failurekindfield"' in api
+    assert "replaced_by: FailureKind | None property" in words  # dir() of an enum hides its properties
     quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "git+file://localhost/opt/failure-kinds@$commit" in quickstart, "the README's install is included"
 
