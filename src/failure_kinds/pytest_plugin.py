@@ -106,7 +106,8 @@ def pytest_runtest_makereport(
     if call.when == "call":
         alongside = item.stash.get(_ALONGSIDE, None)
     elif call.when == "setup" and not report.passed:  # the call phase, which would report them, won't run
-        alongside = _failing(item, item.stash.get(_REPORTED, []))
+        reported = item.stash.get(_REPORTED, None)
+        alongside = _failing(item, reported or [])
     if alongside:
         report.sections.append(("failure-kinds", _describe(alongside)))
     return report
@@ -134,7 +135,7 @@ def _allowed(markers: list[pytest.Mark]) -> frozenset[str] | None:
 
 def _failing(item: pytest.Item, reported: list[object]) -> list[object]:
     """The values of ``reported`` that fail ``item`` in strict mode: those its markers do not allow."""
-    allowed = item.stash.get(_ALLOWED, frozenset())
+    allowed = item.stash.get(_ALLOWED, frozenset[str]())
     return [] if allowed is None else [value for value in reported if _runtime.plain(value) not in allowed]
 
 
