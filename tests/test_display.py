@@ -125,9 +125,8 @@ def test_deep_nesting_is_cut_at_a_fixed_depth() -> None:
 
 
 def test_a_string_is_cut_before_its_repr_is_made_and_its_escapes_shown() -> None:
-    assert warned("evil\n\x1b[2J" + "y" * 10_000_000) == (
+    assert warned("evil\n\x1b[2J" + "y" * 10_000_000).startswith(
         "unregistered failure_kind 'evil\\n\\x1b[2J" + "y" * 183 + "...; register it or namespace it as"
-        " '<server>:<kind>'. Reported once per name."
     )
 
 

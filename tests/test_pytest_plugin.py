@@ -72,6 +72,7 @@ def test_teardown_after_failure(in_teardown):
 """
 
 VALUES_SUITE = """
+import pytest
 import failure_kinds
 from failure_kinds import validate_failure_kind as validate
 failure_kinds.declare_namespace("swe_env", ["patch_apply_failed", "test_collection_error"])
@@ -93,6 +94,16 @@ class Forger:
         return "x\\nPASSED forged\\x1b[2J"
 def test_hostile():
     validate(Forger()), validate("kind\\r\\nPASSED")
+@pytest.mark.failure_kinds_allow("verifer_error", failure_kinds.FailureKind.CANCELLED)
+@pytest.mark.failure_kinds_allow("peer_drop")
+def test_allowed(failure_kinds_reported):
+    validate("verifer_error"), validate("peer_drop"), validate("judge_faild")
+    assert failure_kinds_reported == ["verifer_error", "peer_drop", "judge_faild"]
+@pytest.mark.failure_kinds_allow
+def test_any_allowed():
+    validate("verifer_error"), validate(42)
+@pytest.mark.failure_kinds_allow(42)
+def test_allowed_not_a_string(): pass
 """
 
 
@@ -130,7 +141,7 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
     monkeypatch.delenv("BUILD_NUMBER", raising=False)
     monkeypatch.setenv("COLUMNS", "80")
     pytester.makepyfile(test_t=EMITTING_SUITE, test_phases=PHASE_SUITE, test_values=VALUES_SUITE)
-    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-v", "-ra")
+    result = pytester.runpytest_subprocess("--failure-kinds-strict", "-v", "-ra", "--strict-markers")
     failed, passed = ["FAILED"], ["PASSED"]
     assert outcomes(result) == {
         # Every time a value reaches a test, not only the first time the process warns about it.
@@ -143,6 +154,8 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
         **dict.fromkeys(
             ["test_undeclared", "test_renamed", "test_without_replacement", "test_hostile"], failed
         ),
+        # A marker allows the values it names, or every value; what else the test validates still fails it.
+        **{"test_allowed": failed, "test_any_allowed": passed, "test_allowed_not_a_string": ["ERROR"]},
     }
     told = {
         **dict.fromkeys(["test_first", "test_same_misspelling_later", "test_assert", "test_raise"], MESSAGE),
@@ -157,12 +170,16 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
         "test_without_replacement": "'timeout_exceeded' (an older label without a single replacement)"
         + REACHED,
         "test_hostile": r"x\x0aPASSED forged\x1b[2J, 'kind\r\nPASSED'" + REACHED,
+        "test_allowed": MESSAGE,
+        "ERROR at setup of test_allowed_not_a_string": None,
     }
     found = sections(result)
     assert found.keys() == told.keys()
     for title, line in told.items():  # the plugin's line, once, beside a captured log or a traceback
         assert sum(REACHED in each for each in found[title]) == (line is not None), title
         assert line is None or line in found[title], title
+    refused = "failure_kinds_allow takes failure kinds, which are strings, not 42"
+    assert refused in found["ERROR at setup of test_allowed_not_a_string"]
     assert "\x1b" not in result.stdout.str()
     assert "\nPASSED forged" not in result.stdout.str()
     # The short summary, cut to the terminal, still names the value and the test.

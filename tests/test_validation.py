@@ -30,14 +30,18 @@ from failure_kinds import (
 )
 from failure_kinds.history import OLDER_LABELS
 
-UPSTREAM_ENDING = "register it or namespace it as '<server>:<kind>'. Reported once per name."
-MESSAGE_LIMIT = 200 + 200 + 100  # the shown value, the type name, and the fixed words around them
+HOW = (
+    "register it or namespace it as '<server>:<kind>'"
+    " (how: docs/validation.md#declaring-an-environments-own-kinds)"
+)
+# The shown value, a part of it or the type name, a suggestion, and the fixed words around them.
+MESSAGE_LIMIT = 200 + 200 + 300
 
 
-def unregistered(text: str, hint: str | None = None) -> str:
-    """The warning for the unregistered ``text``: upstream's words, with our suggestion between them."""
-    suggestion = "" if hint is None else f"did you mean {hint!r}? Otherwise "
-    return f"unregistered failure_kind {text!r}; {suggestion}{UPSTREAM_ENDING}"
+def unregistered(text: str, said: str = "") -> str:
+    """The warning for ``text``, which upstream calls unregistered: upstream's first and last words, what we
+    ``said`` of it and how to register a kind between them."""
+    return f"unregistered failure_kind {text!r}; {said}{HOW}. Reported once per name."
 
 
 # Every call of a hostile method, as (method, value's text or type): none may happen at all.
@@ -158,7 +162,7 @@ CASES = [
     ("a:b", False, True, "a:b", None),
     ("a1_:b_2", False, True, "a1_:b_2", None),
     (None, *NOT, None),
-    ("judge_faild", *NOT, unregistered("judge_faild", "judge_failed")),
+    ("judge_faild", *NOT, unregistered("judge_faild", "did you mean 'judge_failed'? Otherwise ")),
     ("something_invented", *NOT, unregistered("something_invented")),
     # Around the older labels: a misspelling or a constant's name is unregistered, never an older label.
     *[(value, *NOT, unregistered(value)) for value in ("peer_dorp", "Peer_Drop", "PEER_DROP")],
@@ -168,7 +172,7 @@ CASES = [
     (
         hostile_str(LOOKALIKES["case insensitive"])("AGENT_TIMEOUT"),
         *NOT,
-        unregistered("AGENT_TIMEOUT", "agent_timeout"),
+        unregistered("AGENT_TIMEOUT", "did you mean 'agent_timeout'? Otherwise "),
     ),
     (42, *NOT, "failure kind is not a string: 42 of type int"),
     (Hostile(), *NOT, "failure kind is not a string: <Hostile object whose repr failed>"),
@@ -199,6 +203,23 @@ def test_each_value_is_judged_labelled_and_reported_once(
     assert observed == (0 if said is None else 3)  # observers hear of a reported value every time
     assert len(messages) == (said is not None)
     assert said is None or said in messages[0]
+
+
+NO_MATCH = " does not match [a-z][a-z0-9_]*"
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("peer_drop", "an older label: use 'transport_peer_drop'. Otherwise "),
+    ("skipped", "an older label without a single replacement: an outcome, not a failure. Otherwise "),
+    ("SWE_env:patch", f"a malformed namespaced kind: the server part 'SWE_env'{NO_MATCH}. Otherwise "),
+    ("a:b:c", f"a malformed namespaced kind: the kind part 'b:c'{NO_MATCH}. Otherwise "),
+    ("Judge_Faild:x", f"a malformed namespaced kind: the server part 'Judge_Faild'{NO_MATCH}; did you mean"
+                      " 'judge_failed'? Otherwise "),
+])  # fmt: skip
+def test_what_upstream_calls_unregistered_is_warned_in_its_words_with_ours_between(
+    value: str, said: str
+) -> None:
+    assert outcome(value)[0] == [unregistered(value, said)]
 
 
 @pytest.mark.parametrize(("server", "kind", "message"), [

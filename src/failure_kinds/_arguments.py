@@ -14,15 +14,20 @@ def type_name(value: object) -> str:
     return escaped(type.__getattribute__(type(value), "__qualname__"), LIMIT)
 
 
-def refuse_namespaced(server: object, kind: object) -> None:
-    """Raise the :class:`ValueError` that names the part of ``server:kind`` not matching the name pattern."""
+def malformed_part(server: object, kind: object, limit: int = LIMIT) -> "str | None":
+    """Which part of ``server:kind`` does not match the name pattern, shown cut to ``limit``, or None."""
     for part, value in (("server", server), ("kind", kind)):
         text = plain(value)  # checked although annotated: untyped callers exist
         if text is None or NAME_PATTERN.fullmatch(text) is None:
-            pattern = NAME_PATTERN.pattern
-            raise ValueError(
-                f"namespaced failure kind: the {part} part {shown(value)} does not match {pattern}"
-            )
+            return f"the {part} part {shown(value, limit)} does not match {NAME_PATTERN.pattern}"
+    return None
+
+
+def refuse_namespaced(server: object, kind: object) -> None:
+    """Raise the :class:`ValueError` that names the part of ``server:kind`` not matching the name pattern."""
+    problem = malformed_part(server, kind)
+    if problem is not None:
+        raise ValueError(f"namespaced failure kind: {problem}")
 
 
 def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":

@@ -32,9 +32,14 @@ _KEPT = 8
 # that domain gets it at a lower similarity than difflib's 0.8, though not whatever follows the domain.
 SOLE_KIND_CUTOFF = 0.5
 
-# How the upstream module's warning for an unregistered value ends. Ours begins and ends with its words,
-# our suggestion between them, so a log alert written against the upstream module still matches.
-_UPSTREAM_ENDING = "register it or namespace it as '<server>:<kind>'. Reported once per name."
+# Upstream warns "unregistered failure_kind %r; register it in nemo_gym/failure_kinds.py or namespace it
+# as '<server>:<kind>'. Reported once per name." for every value neither registered nor namespaced (an
+# older label, a malformed namespaced value). Ours keeps its first and last words, our detail and where the
+# docs say how to register between them, so a log alert written against upstream still matches.
+REGISTER = (
+    "register it or namespace it as '<server>:<kind>'"
+    " (how: docs/validation.md#declaring-an-environments-own-kinds)"
+)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[\s\-.]+")
@@ -191,20 +196,24 @@ def describe(name: object) -> str:
     if found == "registered":  # only a deprecated kind is registered and not silent
         replacement = _runtime.DEPRECATED.get(text)
         return f"deprecated failure kind {shown(text)}; use {replacement!r}"
+    hint = suggest_any(text) if found != "legacy" else None
+    if found == "undeclared":
+        server, suggestion = text.partition(":")[0], "" if hint is None else f"; did you mean {hint!r}?"
+        return f"undeclared failure kind {shown(text)} in declared namespace {server!r}{suggestion}"
+    detail = None
     if found == "legacy":
         from failure_kinds.history import OLDER_LABELS
 
-        older = OLDER_LABELS[text]  # a label of the table: safe to show as it is
+        older = OLDER_LABELS[text]  # a label of the table: its note is plain text
         if older.replacement is None:
-            return f"older failure kind label {text!r} without a single replacement: {older.note}"
-        return f"older failure kind label {text!r}; use {older.replacement!r}"
-    hint = suggest_any(text)
-    suggestion = f"; did you mean {hint!r}?" if hint is not None else ""
-    if found == "undeclared":
-        server = text.partition(":")[0]
-        return f"undeclared failure kind {shown(text)} in declared namespace {server!r}{suggestion}"
-    if ":" in text:  # meant as <server>:<kind> and written wrong: the lint's FK002, check's malformed
-        expected = "(expected <server>:<kind> in lower case)"
-        return f"malformed namespaced failure kind {shown(text)} {expected}{suggestion}"
-    ending = f"{suggestion} Otherwise {_UPSTREAM_ENDING}" if suggestion else f"; {_UPSTREAM_ENDING}"
-    return f"unregistered failure_kind {shown(text)}{ending}"
+            detail = f"an older label without a single replacement: {older.note}"
+        else:
+            detail = f"an older label: use {older.replacement!r}"
+    elif ":" in text:  # meant as <server>:<kind> and written wrong: the lint's FK002, check's malformed
+        from failure_kinds._arguments import malformed_part
+
+        server, _, kind = text.partition(":")
+        detail = f"a malformed namespaced kind: {malformed_part(server, kind, limit=80)}"
+    said = "; ".join([*([detail] if detail else []), *([f"did you mean {hint!r}?"] if hint else [])])
+    advice = f"{said}{'' if hint else '.'} Otherwise {REGISTER}" if said else REGISTER
+    return f"unregistered failure_kind {shown(text)}; {advice}. Reported once per name."

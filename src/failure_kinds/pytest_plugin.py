@@ -8,7 +8,9 @@ Registered through the ``pytest11`` entry point and inert unless asked for:
   meant), an older label (with its replacement, or saying it has none), a deprecated kind (with its
   replacement), and an undeclared kind of a server given to ``failure_kinds.declare_namespace``;
 - the ``failure_kinds_reported`` fixture: those values, as they reached ``validate_failure_kind``
-  during the current test, in order, one entry per occurrence.
+  during the current test, in order, one entry per occurrence;
+- the ``failure_kinds_allow(*values)`` marker: the strict mode lets the test validate those values, or
+  any value when it names none; the fixture still lists them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import pytest
 import failure_kinds._runtime as _runtime
 
 _REPORTED = pytest.StashKey[list[object]]()
+# What a test's failure_kinds_allow markers name; None when one names nothing, which allows every value.
+_ALLOWED = pytest.StashKey["frozenset[str] | None"]()
 # The values a phase that already ended in its own failure, skip or xfail validated: its report names
 # them instead of the plugin changing its outcome.
 _ALONGSIDE = pytest.StashKey[list[object]]()
@@ -38,12 +42,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("failure_kinds_strict", type="bool", default=False, help=ini)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    allow = "failure_kinds_allow(*values): the strict mode lets the test validate these values (all if none)"
+    config.addinivalue_line("markers", allow)
+
+
 def _strict(config: pytest.Config) -> bool:
     return bool(config.getoption("failure_kinds_strict") or config.getini("failure_kinds_strict"))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    markers = list(item.iter_markers("failure_kinds_allow"))
+    if markers:
+        item.stash[_ALLOWED] = _allowed(markers)
     if _strict(item.config) or FIXTURE in getattr(item, "fixturenames", ()):
         reported: list[object] = []
         item.stash[_REPORTED] = reported
@@ -60,10 +72,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         result = yield
     except BaseException:
         if reported:
-            item.stash[_ALONGSIDE] = list(reported)
+            item.stash[_ALONGSIDE] = _failing(item, reported)
         raise
-    if reported and _strict(item.config):
-        pytest.fail(_describe(reported), pytrace=False)
+    failing = _failing(item, reported or [])
+    if failing and _strict(item.config):
+        pytest.fail(_describe(failing), pytrace=False)
     return result
 
 
@@ -76,8 +89,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     finally:
         if reported is not None:
             _runtime.OBSERVERS.remove(reported.append)
-    if reported and reported[start:] and _strict(item.config):
-        pytest.fail(_describe(reported[start:], when=" in teardown"), pytrace=False)
+    failing = _failing(item, (reported or [])[start:])
+    if failing and _strict(item.config):
+        pytest.fail(_describe(failing, when=" in teardown"), pytrace=False)
     return result
 
 
@@ -92,7 +106,8 @@ def pytest_runtest_makereport(
     if call.when == "call":
         alongside = item.stash.get(_ALONGSIDE, None)
     elif call.when == "setup" and not report.passed:  # the call phase, which would report them, won't run
-        alongside = item.stash.get(_REPORTED, None)
+        reported = item.stash.get(_REPORTED, None)
+        alongside = _failing(item, reported or [])
     if alongside:
         report.sections.append(("failure-kinds", _describe(alongside)))
     return report
@@ -103,6 +118,25 @@ def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
     """The values validate_failure_kind reported during this test, one per occurrence."""
     # pytest types request.node loosely; every node has a stash, where pytest_runtest_setup put the list.
     return cast("pytest.Item", request.node).stash[_REPORTED]  # pyright: ignore[reportUnknownMemberType]
+
+
+def _allowed(markers: list[pytest.Mark]) -> frozenset[str] | None:
+    """The values ``markers`` allow, None for every value; fails the test's setup on a value that is not a
+    string, which no failure kind is."""
+    named = [value for marker in markers for value in marker.args]
+    texts = [_runtime.plain(value) for value in named]
+    if None in texts:
+        from failure_kinds._display import shown
+
+        wrong = shown(named[texts.index(None)])
+        pytest.fail(f"failure_kinds_allow takes failure kinds, which are strings, not {wrong}", pytrace=False)
+    return frozenset(map(str, texts)) if all(marker.args for marker in markers) else None
+
+
+def _failing(item: pytest.Item, reported: list[object]) -> list[object]:
+    """The values of ``reported`` that fail ``item`` in strict mode: those its markers do not allow."""
+    allowed = item.stash.get(_ALLOWED, frozenset[str]())
+    return [] if allowed is None else [value for value in reported if _runtime.plain(value) not in allowed]
 
 
 def _describe(reported: list[object], when: str = "") -> str:
