@@ -185,13 +185,13 @@ def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None"
 
 def describe(name: object) -> str:
     """The warning for a value that does not pass silently: escaped, bounded, with a suggestion."""
-    from failure_kinds._display import LIMIT, escaped, shown
+    from failure_kinds._display import shown
 
     text = _runtime.plain(name)
     if text is None:
-        # type's own lookup: a metaclass's __getattribute__ never runs
-        of_type = escaped(type.__getattribute__(type(name), "__qualname__"), LIMIT)
-        return f"failure kind is not a string: {shown(name)} of type {of_type}"
+        from failure_kinds._arguments import type_name
+
+        return f"failure kind is not a string: {shown(name)} of type {type_name(name)}"
     found = _runtime.category(text)
     if found == "registered":  # only a deprecated kind is registered and not silent
         replacement = _runtime.DEPRECATED.get(text)
