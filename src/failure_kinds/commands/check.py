@@ -73,7 +73,7 @@ def check_name(name: str, namespaces: Mapping[str, Collection[str]]) -> dict[str
     from failure_kinds import FailureKind
     from failure_kinds._runtime import category
     from failure_kinds._suggest import suggest_any
-    from failure_kinds.history import older_label
+    from failure_kinds.history import OLDER_LABELS
 
     found = category(name, namespaces)
     if found == "unregistered" and ":" in name:
@@ -82,8 +82,7 @@ def check_name(name: str, namespaces: Mapping[str, Collection[str]]) -> dict[str
     if found in ("unregistered", "undeclared", "malformed"):
         suggestion = suggest_any(name, namespaces)
     elif found == "legacy":
-        label = older_label(name)
-        replacement = label.replacement if label is not None else None
+        replacement = OLDER_LABELS[name].replacement
     elif found == "registered" and (successor := FailureKind(name).replaced_by) is not None:
         replacement = successor.value
     return {"name": name, "category": found, "suggestion": suggestion, "replacement": replacement}
