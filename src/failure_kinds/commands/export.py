@@ -4,6 +4,7 @@ typed module of the project's declared kinds written in place."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
 
 
 def export(arguments: argparse.Namespace) -> int:
-    import json
-
     from failure_kinds.export import json_schema, vocabulary
 
     config = load_project_config(arguments)
@@ -38,8 +37,6 @@ def export(arguments: argparse.Namespace) -> int:
 
 
 def diff(arguments: argparse.Namespace) -> int:
-    import json
-
     from failure_kinds.export import changes, read_export
 
     found = changes(read_export(arguments.old), read_export(arguments.new))
