@@ -245,7 +245,7 @@ def validate_failure_kind(name: "_T") -> "_T":
         return name
     try:  # a try costs nothing here, where contextlib.suppress would cost a call per bad value
         if (text := _runtime.plain(name)) is None or not _runtime.passes(text):
-            from failure_kinds._reporting import report  # with the suggestions and display a warning needs
+            from failure_kinds._suggest import report  # with the suggestions and display a warning needs
 
             report(name)
     except Exception:  # never BaseException: a KeyboardInterrupt in a caller's __repr__ or observer goes up

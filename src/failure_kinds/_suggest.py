@@ -1,11 +1,15 @@
 """The closest known name to a misspelled one, and the warning that offers it.
 
-Loaded only when a suggestion is needed (``import failure_kinds`` imports neither it nor :mod:`difflib`).
 It catches case and separator variants (``Transport-Timeout``, ``TransportTimeout``), typos
 (``verifer_error``) and truncations (``judge_fail``). Past SMALL candidates (thousands of declared kinds),
 difflib ranks only a short list from an index built once per set, so each value costs a bounded time: the
 names next to it in alphabetical order, forwards and backwards (a typo late in a name keeps its start, one
 early keeps its end), and the few that share all its words but its last or first.
+
+:func:`report` is what validate_failure_kind does with a value it does not let pass: it tells the observers
+every time and logs one warning per distinct value, reading and changing the state in ``_runtime`` under
+that module's lock. Loaded on the first suggestion or such value: ``import failure_kinds`` imports neither
+this module nor :mod:`difflib`.
 """
 
 import difflib
@@ -217,3 +221,56 @@ def describe(name: object) -> str:
     said = "; ".join([*([detail] if detail else []), *([f"did you mean {hint!r}?"] if hint else [])])
     advice = f"{said}{'' if hint else '.'} Otherwise {REGISTER}" if said else REGISTER
     return f"unregistered failure_kind {shown(text)}; {advice}. Reported once per name."
+
+
+def report(name: object) -> None:
+    """Tell the observers about ``name``, which does not pass silently, and warn about it once."""
+    for observer in _runtime.OBSERVERS:
+        try:  # noqa: SIM105 - as in validate_failure_kind: no call per value for contextlib.suppress
+            observer(name)
+        except Exception:
+            pass  # one broken observer must not silence the others
+    warned = _runtime.WARNED
+    if _runtime.warned_overflow and len(warned) >= _runtime.WARNED_LIMIT:
+        return  # nothing new is reported any more: not worth working out the value's key
+    text = _runtime.plain(name)
+    message = describe(name) if text is None else None
+    if text is None:
+        key: object = ("not a string", _digest(name))
+    elif len(text) <= _runtime.REMEMBER_LENGTH:
+        key = text
+    else:
+        key = ("long str", len(text), hash(text), text[:64])  # a str caches its hash: no rehash next time
+    with _runtime.LOCK:
+        if key in warned:
+            return
+        if len(warned) >= _runtime.WARNED_LIMIT:
+            if not _runtime.warned_overflow:
+                _runtime.warned_overflow = True
+                try:
+                    _runtime.logger.warning(
+                        "%d distinct unregistered failure kinds reported; further distinct "
+                        "unregistered kinds are no longer reported one by one",
+                        _runtime.WARNED_LIMIT,
+                    )
+                except Exception:
+                    _runtime.warned_overflow = False  # not emitted: the notice is still owed
+            return
+        # Marked before logging, so a handler validating the same value on this thread stays quiet, and
+        # unmarked when logging raised, so the warning is still owed. Other threads wait on the lock.
+        warned.add(key)
+        try:
+            _runtime.logger.warning("%s", describe(text) if message is None else message)
+        except Exception:
+            warned.discard(key)
+
+
+def _digest(name: object) -> bytes:
+    """What tells the value ``name`` (not a str) from another: its type and repr, cut at REPR_LENGTH."""
+    from hashlib import blake2b
+
+    from failure_kinds._arguments import type_name
+    from failure_kinds._display import shown
+
+    seen = f"{type_name(name)} {shown(name, _runtime.REPR_LENGTH)}"  # escaped: no lone surrogate is left
+    return blake2b(seen.encode(), digest_size=16).digest()
