@@ -106,8 +106,7 @@ def pytest_runtest_makereport(
     if call.when == "call":
         alongside = item.stash.get(_ALONGSIDE, None)
     elif call.when == "setup" and not report.passed:  # the call phase, which would report them, won't run
-        reported = item.stash.get(_REPORTED, None)
-        alongside = _failing(item, reported or [])
+        alongside = _failing(item, item.stash.get(_REPORTED, list[object]()))
     if alongside:
         report.sections.append(("failure-kinds", _describe(alongside)))
     return report
