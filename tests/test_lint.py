@@ -220,14 +220,16 @@ def test_messages_name_the_value_and_a_suggestion() -> None:
         "4:21: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; did "
         "you mean 'swe_env:patch_apply_failed'?",
         "7:21: FK003 undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind",
-        "9:22: FK004 older failure kind 'timeout_exceeded' has no single replacement; choose the kind that "
-        "fits",
+        # What the label meant, in the audit's words (failure_kinds.history).
+        "9:22: FK004 older failure kind 'timeout_exceeded' has no single replacement: used for a task's own "
+        "time budget (nearest agent_timeout) and for other deadlines; not mapped",
         # A module constant used as a kind twice is one literal, reported once.
         "10:13: FK001 unregistered failure kind 'transport_timout'; did you mean 'transport_timeout'?",
         "13:11: FK004 failure_kinds.OOM_KILLED names the older failure kind 'oom_killed'; use "
         "PROVIDER_OOM_KILLED",
         "13:26: FK004 failure_kinds.TIMEOUT_EXCEEDED names the older failure kind 'timeout_exceeded'; it has "
-        "no single replacement",
+        "no single replacement: used for a task's own time budget (nearest agent_timeout) and for other "
+        "deadlines; not mapped",
     ]
     # Without the declaration every well-formed namespaced kind passes.
     assert [code for _, code in codes(source)] == [
@@ -495,6 +497,7 @@ def test_text_and_json_output_and_exit_codes(tmp_path: Path) -> None:
         "line": 3,
         "col": 22,
         "code": "FK002",
+        "level": "error",
         "message": "malformed namespaced failure kind 'a:B': expected <server>:<kind>, each [a-z][a-z0-9_]*",
     }
     for output in ("text", "json", "github", "sarif"):
@@ -831,10 +834,10 @@ def unescape(text: str, codes: int) -> str:
 @given(st.text(min_size=1, max_size=40), st.text(max_size=80))
 def test_github_commands_round_trip_through_the_runners_escaping(path: str, message: str) -> None:
     line = github_command(lint.Finding(path, 7, 3, "FK004", message))
-    assert line.startswith("::error ")
+    assert line.startswith("::warning ")
     assert "\n" not in line[:-1]
     assert line.endswith("\n")
-    properties, _, text = line[len("::error ") : -1].partition("::")
+    properties, _, text = line[len("::warning ") : -1].partition("::")
     fields = {
         name: unescape(value, 5) for name, value in (item.split("=", 1) for item in properties.split(","))
     }

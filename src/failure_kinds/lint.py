@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
     from typing import Final, TypeAlias
 
+    from failure_kinds.history import OlderLabel
+
     _Declared: TypeAlias = "Mapping[str, Collection[str]] | None"
 
 DEFAULT_FIELDS: Final = ("failure_kind",)
@@ -46,7 +48,7 @@ class Code(NamedTuple):
     level: str
 
 
-# The one table of codes: the command's help and SARIF's rules read it.
+# The one table of codes: the command's help, each finding's level and SARIF's rules read it.
 # fmt: off
 CODES: Final = {
     "FK000": Code("the file could not be linted",
@@ -98,7 +100,12 @@ class Finding(NamedTuple):
     end: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, object]:
-        return dict(zip(self._fields[:5], self, strict=False))
+        return {**dict(zip(self._fields[:4], self, strict=False)), "level": self.level, "message": self.message}
+
+    @property
+    def level(self) -> str:
+        """"error" or "warning", as the table of codes says."""
+        return CODES[self.code].level
 
     def __str__(self) -> str:
         # A parser's message can quote the file's own characters, so it is escaped like the path.
@@ -304,10 +311,10 @@ class Checker:
         if found == "namespaced":
             return None
         if found == "legacy":
-            replacement = _replacement(value)
-            none = "has no single replacement; choose the kind that fits"
-            advice = f"{text} {none}" if replacement is None else f"{text}: use {replacement!r}"
-            return "FK004", f"older failure kind {advice}", replacement
+            label = _older(value)
+            if label.replacement is None:
+                return "FK004", f"older failure kind {text} has no single replacement: {label.note}", None
+            return "FK004", f"older failure kind {text}: use {label.replacement!r}", label.replacement
         if found == "undeclared":
             from failure_kinds._suggest import suggest_any
 
@@ -326,8 +333,12 @@ class Checker:
         kind's constant (FK001). Other missing names are not kinds; the import fails on its own."""
         value = use.name.lower()
         if category(value) == "legacy":
-            replacement = _replacement(value)
-            advice = "it has no single replacement" if replacement is None else f"use {replacement.upper()}"
+            label = _older(value)
+            advice = (
+                f"it has no single replacement: {label.note}"
+                if label.replacement is None
+                else f"use {label.replacement.upper()}"
+            )
             return "FK004", f"{use.owner}.{use.name} names the older failure kind {value!r}; {advice}", None
         hint = failure_kinds.suggest(value)
         if hint is None:
@@ -335,11 +346,12 @@ class Checker:
         return "FK001", f"{use.owner} has no {use.name}; did you mean {hint.upper()}?", None
 
 
-def _replacement(value: str) -> str | None:
-    from failure_kinds.history import older_label
+def _older(value: str) -> OlderLabel:
+    """What the older registry says of the label ``value``: its replacement, or what it meant (the audit's
+    words)."""
+    from failure_kinds.history import OLDER_LABELS
 
-    label = older_label(value)
-    return label.replacement if label is not None else None
+    return OLDER_LABELS[value]
 
 
 def declared_encoding(source: bytes) -> str:

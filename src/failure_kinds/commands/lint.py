@@ -140,14 +140,13 @@ def _write_bytes(data: bytes) -> None:
 
 
 def github_command(finding: Finding) -> str:
-    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as GitHub documents; the runner
-    decodes it, so the ``file`` property is the path itself."""
+    """``finding`` as a GitHub Actions ``::error`` or ``::warning`` workflow command (its code's level),
+    escaped as GitHub documents; the runner decodes it, so the ``file`` property is the path itself."""
     # A line break is GitHub's to encode; any other character that is not printable is shown escaped.
     message = re.sub(r"[^\r\n]+", lambda match: escaped(match[0]), finding.message)
     place = f"line={finding.line},col={finding.col}"
-    return (
-        f"::error file={_property(finding.path)},{place},title={_property(finding.code)}::{_data(message)}\n"
-    )
+    properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
+    return f"::{finding.level} {properties}::{_data(message)}\n"
 
 
 def _data(text: str) -> str:
@@ -184,7 +183,7 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
         if finding.end is not None:
             region.update(endLine=finding.end[0], endColumn=finding.end[1])
         result: dict[str, object] = {"ruleId": finding.code, "ruleIndex": list(CODES).index(finding.code)}
-        result.update(level=CODES[finding.code].level, message={"text": escaped(finding.message)})
+        result.update(level=finding.level, message={"text": escaped(finding.message)})
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
         results.append(result)
         change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
