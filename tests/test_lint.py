@@ -696,15 +696,26 @@ def test_a_file_several_paths_name_is_read_once_the_first_name_winning(tmp_path:
     )
 
 
-@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix"])
-def test_a_directory_without_python_files_is_said_and_exits_1(tmp_path: Path, option: str) -> None:
-    (tmp_path / "empty").mkdir()
-    result = run(option, "empty", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (1, "")
+@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix", "--format=sarif"])
+def test_no_input_file_is_an_error_that_fails_the_documented_code_scanning_step(
+    tmp_path: Path, option: str
+) -> None:
+    (tmp_path / "src").mkdir()
+    result = run(option, "src", cwd=tmp_path)
+    assert (result.returncode, result.stdout[:1]) == (2, "{" if option == "--format=sarif" else "")
     assert result.stderr == (
-        "failure-kinds lint: note: empty: no *.py or *.pyi files in this directory\n"
-        "failure-kinds lint: note: no input file was found\n"
+        "failure-kinds lint: note: src: no *.py or *.pyi files in this directory\n"
+        "failure-kinds lint: no input file was found\n"
     )
+    if option == "--format=sarif":  # the step as docs/lint.md shows it
+        (step,) = re.findall(
+            r"- run: (failure-kinds lint --format sarif .*)", (ROOT / "docs/lint.md").read_text()
+        )
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        shell = subprocess.run(
+            ["sh", "-c", step], cwd=tmp_path, env={**os.environ, "PATH": path}, timeout=TIMEOUT
+        )
+        assert shell.returncode != 0  # test $? -eq 1 fails: the step fails
 
 
 # One entry of a generated directory: a file with a finding or without, a link to an earlier entry

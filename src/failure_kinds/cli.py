@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         "label (names its replacement), FK005 deprecated kind (names its replacement). '# noqa' or '# noqa: "
         "FK001' on a line suppresses its findings.",
         epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to fix), "
-        "2 on a usage error or an unreadable file.")
+        "2 on a usage error, an unreadable file or no input file.")
     lint.add_argument("paths", nargs="+", metavar="PATH",
         help="a Python file, or a directory to search for .py and .pyi files; standard input is not read (a "
         "file named - is ./-)")

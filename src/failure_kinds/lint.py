@@ -32,7 +32,7 @@ SOURCE_SUFFIXES: Final = (".py", ".pyi")
 SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 # Larger files are FK000 unread: no hand-written module comes close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
-# The note when nothing was linted, the audit's: the command then exits 1, as a gate should.
+# What is said when nothing was linted, the audit's words: the command then exits 2, as for a usage error.
 NO_INPUT: Final = "no input file was found"
 PATH_LIMIT: Final = 1000
 UNSAFE: Final = (

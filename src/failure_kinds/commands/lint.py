@@ -41,6 +41,11 @@ def run(arguments: argparse.Namespace) -> int:
     notes: list[str] = []
     checker = lint.Checker(arguments.fields or lint.DEFAULT_FIELDS, config.namespaces, arguments.unsafe_fixes)
     findings, unreadable = lint.lint_paths(arguments.paths, checker, notes)
+    if lint.NO_INPUT in notes:
+        # An error, not a finding: `lint ... || test $? -eq 1` then fails on a wrong or empty directory
+        # instead of uploading an empty log.
+        notes.remove(lint.NO_INPUT)
+        unreadable.append(lint.NO_INPUT)
     changed = False
     fixable: dict[tuple[str, Fix], Change] = {}
     if arguments.fix or arguments.diff or arguments.format == "sarif":
@@ -61,8 +66,7 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
-    failed = lint.NO_INPUT in notes or (changed if arguments.diff else findings)
-    return EXIT_FINDINGS if failed else EXIT_CLEAN
+    return EXIT_FINDINGS if (changed if arguments.diff else findings) else EXIT_CLEAN
 
 
 def _fix(
