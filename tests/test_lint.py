@@ -371,20 +371,25 @@ DEEP_SOURCES = {
     "nested blocks": "".join(" " * depth + "if x:\n" for depth in range(200)) + " " * 200 + "pass\n",
     "annotation chain": "k: " + " | ".join(["FailureKindName"] * 20_000) + ' = "bad"\n',
 }
+# Where the parser put the error, in characters (1-based), whatever the Python version and encoding.
 UNLINTABLE = {
-    "syntax": (b"def broken(:\n    pass\n", 12, "cannot parse: invalid syntax"),
-    "null byte": (b"x = 1\x00\n", 1, "cannot parse: source code string cannot contain null bytes"),
+    "syntax": (b"def broken(:\n    pass\n", (1, 12), "cannot parse: invalid syntax"),
+    "syntax after non-ASCII": ('x = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
+    "syntax, byte-order mark": ('\ufeffx = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
+    "syntax, lone CR": ('x = 1\ry = "é" +\n'.encode(), (2, 10), "cannot parse: invalid syntax"),
+    "syntax, declared": (b'# coding: latin-1\nx = "\xe9\xe9" +\n', (2, 11), "cannot parse: invalid syntax"),
+    "null byte": (b"x = 1\x00\n", (1, 1), "cannot parse: source code string cannot contain null bytes"),
     # Its column depends on the Python version.
     "latin-1 undeclared": (b'x = "caf\xe9"\n', None, "cannot parse: (unicode error) 'utf-8' codec can't"),
     "unknown coding": (
         b"# -*- coding: klingon -*-\n" + BAD.encode(),
-        1,
+        (1, 1),
         "cannot parse: unknown encoding: klingon",
     ),
     **{
         f"wide {encoding}": (
             BAD.encode(encoding),
-            1,
+            (1, 1),
             f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
             f"convert it with iconv -f {iconv} -t UTF-8",
         )
@@ -399,9 +404,9 @@ UNLINTABLE = {
 
 @pytest.mark.parametrize("name", sorted(UNLINTABLE))
 def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> None:
-    source, col, said = UNLINTABLE[name]
+    source, place, said = UNLINTABLE[name]
     (finding,) = lint.Checker().check_source(source, "x.py")
-    assert (finding.line, col or finding.col, finding.code) == (1, finding.col, "FK000")
+    assert (*(place or (1, finding.col)), "FK000") == (finding.line, finding.col, finding.code)
     assert finding.message.startswith(said)
 
 

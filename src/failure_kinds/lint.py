@@ -256,6 +256,9 @@ class Checker:
             if wide is not None or not isinstance(error, SyntaxError):
                 return [Finding(path, 1, 1, "FK000", f"cannot parse: {wide or error}")]
             line, col = max(error.lineno or 1, 1), max(error.offset or 1, 1)
+            if _parser_counts_bytes() and not _names_encoding(source):
+                text = _lines(_decoded(source))
+                col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
         except (RecursionError, MemoryError):
             # The parser's own limits (nesting, "parser stack overflowed"): the file is capped at SIZE_LIMIT.
@@ -270,7 +273,7 @@ class Checker:
         if not judged:
             return []
         raw = re.split(rb"\r\n|\r|\n", source)
-        text = re.split(r"\r\n|\r|\n", _decoded(source))
+        text = _lines(_decoded(source))
 
         def column(line: int, offset: int) -> int:
             return character_index(text[line - 1] if 0 < line <= len(text) else "", offset) + 1
@@ -355,13 +358,41 @@ def _older(value: str) -> OlderLabel:
 
 
 def declared_encoding(source: bytes) -> str:
-    """The encoding the parser reads ``source`` in (PEP 263), whose first two lines may end in a lone
-    carriage return for the parser too. Raises SyntaxError or LookupError as tokenize.detect_encoding."""
+    """The encoding the parser reads ``source`` in (PEP 263). Raises SyntaxError or LookupError as
+    tokenize.detect_encoding."""
+    return tokenize.detect_encoding(iter(_head(source)).__next__)[0]
+
+
+def _head(source: bytes) -> list[bytes]:
+    """The first two lines of ``source``, each ended by a line feed; a lone carriage return ends one for the
+    parser too."""
     import itertools
 
     first = itertools.islice(re.finditer(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+", source), 2)
-    lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
-    return tokenize.detect_encoding(iter(lines).__next__)[0]
+    return [line.group().rstrip(b"\r\n") + b"\n" for line in first]
+
+
+def _names_encoding(source: bytes) -> bool:
+    """Whether ``source`` names its encoding: a byte-order mark, or a coding comment on its first line or on
+    its second after a comment or blank line, as the parser looks for one (PEP 263)."""
+    head = [*_head(source), b""]
+    second = head[1] if re.fullmatch(rb"[ \t\f]*(?:#.*)?\n", head[0]) else b""
+    cookie = re.compile(rb"[ \t\f]*#.*?coding[:=][ \t]*[-\w.]")
+    return source.startswith(b"\xef\xbb\xbf") or any(cookie.match(line) for line in (head[0], second))
+
+
+def _parser_counts_bytes() -> bool:
+    """Whether this Python gives a syntax error's column in UTF-8 bytes for source that does not name its
+    encoding, as 3.11 and 3.12 do, where source that names one, and 3.13, get characters."""
+    try:
+        ast.parse(b'"\xc3\xa9" +\n')
+    except SyntaxError as error:
+        return error.offset == 7
+    return False
+
+
+def _lines(text: str) -> list[str]:
+    return re.split(r"\r\n|\r|\n", text)
 
 
 def character_index(line: str, offset: int) -> int:
