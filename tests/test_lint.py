@@ -511,6 +511,13 @@ def test_text_and_json_output_and_exit_codes(tmp_path: Path) -> None:
     assert run(cwd=tmp_path).returncode == 2
 
 
+def test_the_help_leads_with_one_line_and_leaves_the_details_to_the_docs() -> None:
+    _, lead, description, _ = run("--help").stdout.split("\n\n", 3)
+    assert lead == "Find misspelled failure kinds in Python source."
+    assert len(description.splitlines()) < 8
+    assert "docs/lint.md" in description
+
+
 def test_the_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)

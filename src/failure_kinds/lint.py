@@ -48,7 +48,7 @@ class Code(NamedTuple):
     level: str
 
 
-# The one table of codes: the command's help, each finding's level and SARIF's rules read it.
+# The one table of codes: each finding's level and SARIF's rules read it.
 # fmt: off
 CODES: Final = {
     "FK000": Code("the file could not be linted",
