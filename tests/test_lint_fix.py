@@ -126,7 +126,10 @@ def test_options_that_do_not_go_together_are_a_usage_error(tmp_path: Path, optio
 
 
 COMPARED = 'if row["failure_kind"] in ("timeout", "sandbox"):\n    pass\n'
-SANDBOX = "older failure kind 'sandbox' has no single replacement; choose the kind that fits"
+SANDBOX = (
+    "older failure kind 'sandbox' has no single replacement: any failure of the sandbox; a provider_ or "
+    "session_ kind depending on what failed"
+)
 
 
 @pytest.mark.parametrize(
@@ -134,7 +137,7 @@ SANDBOX = "older failure kind 'sandbox' has no single replacement; choose the ki
     [
         ("text", f"a.py:1:49: FK004 {SANDBOX}\n"),
         ("json", None),
-        ("github", f"::error file=a.py,line=1,col=49,title=FK004::{SANDBOX}\n"),
+        ("github", f"::warning file=a.py,line=1,col=49,title=FK004::{SANDBOX}\n"),
     ],
 )
 def test_the_diff_is_the_whole_output_and_fix_reports_what_is_left_where_the_rewrite_moved_it(
