@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds
-from failure_kinds import lint
+from failure_kinds import _shapes, lint
 from failure_kinds._runtime import category
 from failure_kinds.cli import main
 from failure_kinds.commands.lint import github_command
@@ -442,6 +443,32 @@ def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
         assert found in (["FK000 cannot parse"], ["FK001 unregistered failure kind 'bad'"] * len(found)), (
             found
         )
+
+
+def test_a_lone_carriage_return_costs_no_more_than_the_same_file_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The work counted: the characters the lint's search for the words of a kind is handed."""
+    scanned: list[int] = []
+
+    class Counted:
+        def __init__(self, pattern: re.Pattern[bytes]) -> None:
+            self.pattern = pattern
+
+        def __getattr__(self, name: str) -> Any:
+            method = getattr(self.pattern, name)
+            return lambda text, *rest: scanned.append(len(text)) or method(text, *rest)
+
+    counted = types.SimpleNamespace(**{**vars(re), "compile": lambda *given: Counted(re.compile(*given))})
+    monkeypatch.setattr(_shapes, "re", counted)
+    body = "".join(f"value_{number} = {number}\n" for number in range(20_000)) + BAD
+    work = []
+    for first in ("y = 1\n", "y = 1\r"):
+        scanned.clear()
+        (finding,) = lint.Checker().check_source(f"{first}{body}".encode(), "x.py")
+        assert (finding.line, finding.code) == (20_002, "FK001")
+        work.append(sum(scanned))
+    assert 0 < work[1] <= 2 * work[0]
 
 
 # fmt: off

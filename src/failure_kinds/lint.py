@@ -100,11 +100,15 @@ class Finding(NamedTuple):
     end: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {**dict(zip(self._fields[:4], self, strict=False)), "level": self.level, "message": self.message}
+        return {
+            **dict(zip(self._fields[:4], self, strict=False)),
+            "level": self.level,
+            "message": self.message,
+        }
 
     @property
     def level(self) -> str:
-        """"error" or "warning", as the table of codes says."""
+        """ "error" or "warning", as the table of codes says."""
         return CODES[self.code].level
 
     def __str__(self) -> str:
@@ -274,32 +278,56 @@ class Checker:
             return []
         raw = re.split(rb"\r\n|\r|\n", source)
         text = _lines(_decoded(source))
+        # Per line: its UTF-8 bytes, a byte offset asked and that offset's character index. Uses come in
+        # order, so each column is counted on from the one before it and a long line is decoded once.
+        counted: dict[int, tuple[bytes, int, int]] = {}
 
         def column(line: int, offset: int) -> int:
-            return character_index(text[line - 1] if 0 < line <= len(text) else "", offset) + 1
+            if not 0 < line <= len(text):
+                return 1
+            encoded, start, characters = counted.get(line) or (
+                text[line - 1].encode("utf-8", "surrogatepass"),
+                0,
+                0,
+            )
+            if offset < start:
+                start, characters = 0, 0
+            characters += len(encoded[start:offset].decode("utf-8", "ignore"))
+            counted[line] = (encoded, offset, characters)
+            return characters + 1
 
         findings: list[Finding] = []
         comments: dict[int, bytes] | None = None
         tokenized = False
-        for use, (code, message, replacement) in judged:
+        silenced: dict[int, frozenset[bytes] | None] = {}  # per line: the codes its noqa names, None for all
+        for use, (code, message, replacement) in sorted(
+            judged, key=lambda item: (item[0].lineno, item[0].col_offset)
+        ):
             line = use.lineno
-            physical = raw[line - 1] if line <= len(raw) else b""
-            if _NOQA.search(physical):
-                # Only a comment silences a line, not a string that reads like one (the whole line
-                # where the tokenizer cannot tell).
-                if not tokenized:
-                    comments, tokenized = _comments(source), True
-                if _suppressed(physical if comments is None else comments.get(line, b""), code):
-                    continue
+            if line not in silenced:
+                physical = raw[line - 1] if line <= len(raw) else b""
+                silenced[line] = frozenset()
+                if _NOQA.search(physical):
+                    # Only a comment silences a line, not a string that reads like one (the whole line
+                    # where the tokenizer cannot tell).
+                    if not tokenized:
+                        comments, tokenized = _comments(source), True
+                    silenced[line] = _noqa_codes(physical if comments is None else comments.get(line, b""))
+            codes = silenced[line]
+            if codes is None or code.encode() in codes or _REDIRECTS.get(code) in codes:
+                continue
             fix = end = None
             if isinstance(use, ast.Constant):
                 end_line, end_offset = use.end_lineno or line, use.end_col_offset or 0
+                start = column(line, use.col_offset)
                 end = (end_line, column(end_line, end_offset))
                 if replacement is not None and use in reads and not self.unsafe_fixes:
                     message += f"; {UNSAFE}"
                 elif replacement is not None:
                     fix = Fix(line, use.col_offset, end_line, end_offset, str(use.value), replacement)
-            findings.append(Finding(path, line, column(line, use.col_offset), code, message, fix, end))
+            else:
+                start = column(line, use.col_offset)
+            findings.append(Finding(path, line, start, code, message, fix, end))
         return findings
 
     def verdict(self, value: str) -> tuple[str, str, str | None] | None:
@@ -434,11 +462,11 @@ def _comments(source: bytes) -> dict[int, bytes] | None:
     return comments
 
 
-def _suppressed(line: bytes, code: str) -> bool:
-    match = _NOQA.search(line)
+def _noqa_codes(text: bytes) -> frozenset[bytes] | None:
+    """The codes the first noqa in ``text`` names: None for a bare noqa (every code), none without one."""
+    match = _NOQA.search(text)
     if match is None:
-        return False
+        return frozenset()
     if match.group("codes") is None:
-        return True
-    listed = re.split(rb"[,\s]+", match.group("codes").upper())
-    return code.encode() in listed or _REDIRECTS.get(code) in listed
+        return None
+    return frozenset(re.split(rb"[,\s]+", match.group("codes").upper()))
