@@ -70,7 +70,7 @@ def kind_uses(
 
 
 def _searchable(words: set[str]) -> set[str]:
-    # An empty word would match every statement; one with a line break is on no line a statement holds.
+    # An empty word would match every statement; one with a line break is on no line.
     return {word for word in words if word and "\r" not in word and "\n" not in word}
 
 
@@ -152,17 +152,16 @@ class _Walk:
         self.constant_reads: list[tuple[str, ast.Attribute]] = []
 
     def walk(self, roots: Iterable[ast.stmt]) -> None:
-        """Every node under ``roots``, each given to its rule. As :func:`ast.walk`, but the loop is the
-        lint's hot path: it looks a rule up by type and skips the fields that hold no node."""
+        """Every node under ``roots``, each given to its rule: :func:`ast.walk` with a rule looked up by
+        type, as this loop is the lint's hot path."""
         pending: list[object] = list(roots)
         while pending:
             node = pending.pop()
             fields = _CHILD_FIELDS.get(type(node))
             if fields is None:
                 if not isinstance(node, ast.AST):
-                    continue  # a name in a list (global x), or None for a dict's ** entry
-                fields = tuple(field for field in node._fields if field not in _LEAF_FIELDS)
-                _CHILD_FIELDS[type(node)] = fields
+                    continue  # a name (an attribute's, global x), or None for a dict's ** entry
+                fields = _CHILD_FIELDS[type(node)] = tuple(field for field in node._fields if field != "ctx")
             rule = _RULES.get(type(node))
             if rule is not None:
                 rule(self, node)
@@ -387,12 +386,8 @@ _RULES: Final = {
     for name, rule in vars(_Walk).items()
     if name.startswith("visit_")
 }
-# Fields that never hold a node; and the fields of each type that may, filled in as the walk meets a type.
-_LEAF_FIELDS: Final = frozenset({
-    "arg", "asname", "attr", "conversion", "ctx", "id", "is_async", "kind", "kwd_attrs", "level", "module",
-    "name", "rest", "simple", "type_comment",
-})  # fmt: skip
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+# The fields of each type of node that may hold a node, filled in as the walk meets a type.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
 
 
 def _annotated(argument: ast.arg) -> bool:

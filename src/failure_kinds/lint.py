@@ -8,6 +8,7 @@ import io
 import os
 import re
 import stat
+import sys
 import tokenize
 import warnings
 from typing import NamedTuple
@@ -260,8 +261,9 @@ class Checker:
             if wide is not None or not isinstance(error, SyntaxError):
                 return [Finding(path, 1, 1, "FK000", f"cannot parse: {wide or error}")]
             line, col = max(error.lineno or 1, 1), max(error.offset or 1, 1)
-            if _parser_counts_bytes() and not _names_encoding(source):
-                text = _lines(_decoded(source))
+            if sys.version_info < (3, 13) and not _names_encoding(source):
+                # The parser of 3.11 and 3.12 counts UTF-8 bytes where the source names no encoding.
+                text = re.split(r"\r\n|\r|\n", _decoded(source))
                 col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
         except (RecursionError, MemoryError):
@@ -277,7 +279,7 @@ class Checker:
         if not judged:
             return []
         raw = re.split(rb"\r\n|\r|\n", source)
-        text = _lines(_decoded(source))
+        text = re.split(r"\r\n|\r|\n", _decoded(source))
         # Per line: its UTF-8 bytes, a byte offset asked and that offset's character index. Uses come in
         # order, so each column is counted on from the one before it and a long line is decoded once.
         counted: dict[int, tuple[bytes, int, int]] = {}
@@ -407,20 +409,6 @@ def _names_encoding(source: bytes) -> bool:
     second = head[1] if re.fullmatch(rb"[ \t\f]*(?:#.*)?\n", head[0]) else b""
     cookie = re.compile(rb"[ \t\f]*#.*?coding[:=][ \t]*[-\w.]")
     return source.startswith(b"\xef\xbb\xbf") or any(cookie.match(line) for line in (head[0], second))
-
-
-def _parser_counts_bytes() -> bool:
-    """Whether this Python gives a syntax error's column in UTF-8 bytes for source that does not name its
-    encoding, as 3.11 and 3.12 do, where source that names one, and 3.13, get characters."""
-    try:
-        ast.parse(b'"\xc3\xa9" +\n')
-    except SyntaxError as error:
-        return error.offset == 7
-    return False
-
-
-def _lines(text: str) -> list[str]:
-    return re.split(r"\r\n|\r|\n", text)
 
 
 def character_index(line: str, offset: int) -> int:
