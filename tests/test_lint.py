@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds
-from failure_kinds import lint
+from failure_kinds import _shapes, lint
 from failure_kinds._runtime import category
 from failure_kinds.cli import main
 from failure_kinds.commands.lint import github_command
@@ -220,14 +221,16 @@ def test_messages_name_the_value_and_a_suggestion() -> None:
         "4:21: FK003 undeclared failure kind 'swe_env:patch_aply_failed': swe_env declares no such kind; did "
         "you mean 'swe_env:patch_apply_failed'?",
         "7:21: FK003 undeclared failure kind 'swe_env:invented_here': swe_env declares no such kind",
-        "9:22: FK004 older failure kind 'timeout_exceeded' has no single replacement; choose the kind that "
-        "fits",
+        # What the label meant, in the audit's words (failure_kinds.history).
+        "9:22: FK004 older failure kind 'timeout_exceeded' has no single replacement: used for a task's own "
+        "time budget (nearest agent_timeout) and for other deadlines; not mapped",
         # A module constant used as a kind twice is one literal, reported once.
         "10:13: FK001 unregistered failure kind 'transport_timout'; did you mean 'transport_timeout'?",
         "13:11: FK004 failure_kinds.OOM_KILLED names the older failure kind 'oom_killed'; use "
         "PROVIDER_OOM_KILLED",
         "13:26: FK004 failure_kinds.TIMEOUT_EXCEEDED names the older failure kind 'timeout_exceeded'; it has "
-        "no single replacement",
+        "no single replacement: used for a task's own time budget (nearest agent_timeout) and for other "
+        "deadlines; not mapped",
     ]
     # Without the declaration every well-formed namespaced kind passes.
     assert [code for _, code in codes(source)] == [
@@ -369,20 +372,25 @@ DEEP_SOURCES = {
     "nested blocks": "".join(" " * depth + "if x:\n" for depth in range(200)) + " " * 200 + "pass\n",
     "annotation chain": "k: " + " | ".join(["FailureKindName"] * 20_000) + ' = "bad"\n',
 }
+# Where the parser put the error, in characters (1-based), whatever the Python version and encoding.
 UNLINTABLE = {
-    "syntax": (b"def broken(:\n    pass\n", 12, "cannot parse: invalid syntax"),
-    "null byte": (b"x = 1\x00\n", 1, "cannot parse: source code string cannot contain null bytes"),
+    "syntax": (b"def broken(:\n    pass\n", (1, 12), "cannot parse: invalid syntax"),
+    "syntax after non-ASCII": ('x = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
+    "syntax, byte-order mark": ('\ufeffx = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
+    "syntax, lone CR": ('x = 1\ry = "é" +\n'.encode(), (2, 10), "cannot parse: invalid syntax"),
+    "syntax, declared": (b'# coding: latin-1\nx = "\xe9\xe9" +\n', (2, 11), "cannot parse: invalid syntax"),
+    "null byte": (b"x = 1\x00\n", (1, 1), "cannot parse: source code string cannot contain null bytes"),
     # Its column depends on the Python version.
     "latin-1 undeclared": (b'x = "caf\xe9"\n', None, "cannot parse: (unicode error) 'utf-8' codec can't"),
     "unknown coding": (
         b"# -*- coding: klingon -*-\n" + BAD.encode(),
-        1,
+        (1, 1),
         "cannot parse: unknown encoding: klingon",
     ),
     **{
         f"wide {encoding}": (
             BAD.encode(encoding),
-            1,
+            (1, 1),
             f"cannot parse: {said} text; Python source is read as UTF-8 unless it declares another encoding: "
             f"convert it with iconv -f {iconv} -t UTF-8",
         )
@@ -397,9 +405,9 @@ UNLINTABLE = {
 
 @pytest.mark.parametrize("name", sorted(UNLINTABLE))
 def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> None:
-    source, col, said = UNLINTABLE[name]
+    source, place, said = UNLINTABLE[name]
     (finding,) = lint.Checker().check_source(source, "x.py")
-    assert (finding.line, col or finding.col, finding.code) == (1, finding.col, "FK000")
+    assert (*(place or (1, finding.col)), "FK000") == (finding.line, finding.col, finding.code)
     assert finding.message.startswith(said)
 
 
@@ -435,6 +443,32 @@ def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
         assert found in (["FK000 cannot parse"], ["FK001 unregistered failure kind 'bad'"] * len(found)), (
             found
         )
+
+
+def test_a_lone_carriage_return_costs_no_more_than_the_same_file_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The work counted: the characters the lint's search for the words of a kind is handed."""
+    scanned: list[int] = []
+
+    class Counted:
+        def __init__(self, pattern: re.Pattern[bytes]) -> None:
+            self.pattern = pattern
+
+        def __getattr__(self, name: str) -> Any:
+            method = getattr(self.pattern, name)
+            return lambda text, *rest: scanned.append(len(text)) or method(text, *rest)
+
+    counted = types.SimpleNamespace(**{**vars(re), "compile": lambda *given: Counted(re.compile(*given))})
+    monkeypatch.setattr(_shapes, "re", counted)
+    body = "".join(f"value_{number} = {number}\n" for number in range(20_000)) + BAD
+    work = []
+    for first in ("y = 1\n", "y = 1\r"):
+        scanned.clear()
+        (finding,) = lint.Checker().check_source(f"{first}{body}".encode(), "x.py")
+        assert (finding.line, finding.code) == (20_002, "FK001")
+        work.append(sum(scanned))
+    assert 0 < work[1] <= 2 * work[0]
 
 
 # fmt: off
@@ -495,12 +529,20 @@ def test_text_and_json_output_and_exit_codes(tmp_path: Path) -> None:
         "line": 3,
         "col": 22,
         "code": "FK002",
+        "level": "error",
         "message": "malformed namespaced failure kind 'a:B': expected <server>:<kind>, each [a-z][a-z0-9_]*",
     }
     for output in ("text", "json", "github", "sarif"):
         clean = run("good.py", "--format", output, cwd=tmp_path)
         assert (clean.returncode, clean.stderr) == (0, "")
     assert run(cwd=tmp_path).returncode == 2
+
+
+def test_the_help_leads_with_one_line_and_leaves_the_details_to_the_docs() -> None:
+    _, lead, description, _ = run("--help").stdout.split("\n\n", 3)
+    assert lead == "Find misspelled failure kinds in Python source."
+    assert len(description.splitlines()) < 8
+    assert "docs/lint.md" in description
 
 
 def test_the_command_reads_the_nearest_pyproject_and_the_config_option(tmp_path: Path) -> None:
@@ -693,15 +735,26 @@ def test_a_file_several_paths_name_is_read_once_the_first_name_winning(tmp_path:
     )
 
 
-@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix"])
-def test_a_directory_without_python_files_is_said_and_exits_1(tmp_path: Path, option: str) -> None:
-    (tmp_path / "empty").mkdir()
-    result = run(option, "empty", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (1, "")
+@pytest.mark.parametrize("option", ["--format=text", "--format=github", "--diff", "--fix", "--format=sarif"])
+def test_no_input_file_is_an_error_that_fails_the_documented_code_scanning_step(
+    tmp_path: Path, option: str
+) -> None:
+    (tmp_path / "src").mkdir()
+    result = run(option, "src", cwd=tmp_path)
+    assert (result.returncode, result.stdout[:1]) == (2, "{" if option == "--format=sarif" else "")
     assert result.stderr == (
-        "failure-kinds lint: note: empty: no *.py or *.pyi files in this directory\n"
-        "failure-kinds lint: note: no input file was found\n"
+        "failure-kinds lint: note: src: no *.py or *.pyi files in this directory\n"
+        "failure-kinds lint: no input file was found\n"
     )
+    if option == "--format=sarif":  # the step as docs/lint.md shows it
+        (step,) = re.findall(
+            r"- run: (failure-kinds lint --format sarif .*)", (ROOT / "docs/lint.md").read_text()
+        )
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        shell = subprocess.run(
+            ["sh", "-c", step], cwd=tmp_path, env={**os.environ, "PATH": path}, timeout=TIMEOUT
+        )
+        assert shell.returncode != 0  # test $? -eq 1 fails: the step fails
 
 
 # One entry of a generated directory: a file with a finding or without, a link to an earlier entry
@@ -831,10 +884,10 @@ def unescape(text: str, codes: int) -> str:
 @given(st.text(min_size=1, max_size=40), st.text(max_size=80))
 def test_github_commands_round_trip_through_the_runners_escaping(path: str, message: str) -> None:
     line = github_command(lint.Finding(path, 7, 3, "FK004", message))
-    assert line.startswith("::error ")
+    assert line.startswith("::warning ")
     assert "\n" not in line[:-1]
     assert line.endswith("\n")
-    properties, _, text = line[len("::error ") : -1].partition("::")
+    properties, _, text = line[len("::warning ") : -1].partition("::")
     fields = {
         name: unescape(value, 5) for name, value in (item.split("=", 1) for item in properties.split(","))
     }

@@ -8,6 +8,7 @@ those are walked: the rest cannot hold a kind.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import NamedTuple
 
@@ -48,23 +49,46 @@ def kind_uses(
     """The string literals standing where a kind goes and the constants read from the package or its enum
     that it lacks (``names``: what the two have); and the literals among them code reads a kind against."""
     walk = _Walk(tree, fields, names)
-    # Lone carriage returns end lines for the parser, not for this search: each statement is then the file.
-    whole = source.count(b"\r") != source.count(b"\r\n")
-    lines = source.split(b"\n")
-    pending: list[tuple[ast.stmt, bytes]] = []
-    for statement in tree.body:
-        first = min([statement.lineno, *(item.lineno for item in getattr(statement, "decorator_list", ()))])
-        pending.append((statement, source if whole else b"\n".join(lines[first - 1 : statement.end_lineno])))
+    # Each statement with its first line (decorators included) and its last.
+    pending = [
+        (min([item.lineno for item in getattr(statement, "decorator_list", ())], default=statement.lineno),
+         statement.end_lineno or statement.lineno, statement)
+        for statement in tree.body
+    ]  # fmt: skip
     searched = {*fields, *CHECKED_FUNCTIONS, ENUM, PACKAGE}
-    words = searched - {""}  # an empty word would match every statement
+    words = _searchable(searched)
     while pending and words:
-        pattern = re.compile(b"|".join(re.escape(word.encode("utf-8", "surrogatepass")) for word in words))
-        chosen = [pattern.search(piece) is not None for _, piece in pending]
-        walk.walk(statement for (statement, _), mentioned in zip(pending, chosen, strict=True) if mentioned)
-        pending = [entry for entry, mentioned in zip(pending, chosen, strict=True) if not mentioned]
-        words = walk.learned_words() - searched
+        lines = _lines_mentioning(source, words)
+        mentioned = [
+            bisect.bisect_left(lines, first) < bisect.bisect_right(lines, last) for first, last, _ in pending
+        ]
+        walk.walk(statement for (_, _, statement), chosen in zip(pending, mentioned, strict=True) if chosen)
+        pending = [entry for entry, chosen in zip(pending, mentioned, strict=True) if not chosen]
+        words = _searchable(walk.learned_words() - searched)
         searched |= words
     return walk.finish()
+
+
+def _searchable(words: set[str]) -> set[str]:
+    # An empty word would match every statement; one with a line break is on no line.
+    return {word for word in words if word and "\r" not in word and "\n" not in word}
+
+
+def _lines_mentioning(source: bytes, words: set[str]) -> list[int]:
+    """The numbers of the lines of ``source`` that hold one of ``words``, in order, counting lines as the
+    parser does (a lone carriage return ends one too): one pass over the source, whatever its line ends."""
+    pattern = re.compile(b"|".join(re.escape(word.encode("utf-8", "surrogatepass")) for word in words))
+    lone = b"\r" in source  # CRLF and LF files count line feeds alone
+    lines: list[int] = []
+    line, counted = 1, 0
+    for match in pattern.finditer(source):
+        start = match.start()  # not inside a CRLF: no word holds a line end
+        line += source.count(b"\n", counted, start)
+        if lone:
+            line += source.count(b"\r", counted, start) - source.count(b"\r\n", counted, start)
+        lines.append(line)
+        counted = start
+    return lines
 
 
 def is_kind_annotation(annotation: ast.expr, depth: int = 0) -> bool:
@@ -102,8 +126,8 @@ def called_name(function: ast.expr) -> str | None:
     return function.attr if isinstance(function, ast.Attribute) else None
 
 
-class _Walk(ast.NodeVisitor):
-    """One file's walk. :func:`ast.walk` reaches every node, so no rule calls ``generic_visit``: a loop, not
+class _Walk:
+    """One file's walk. :meth:`walk` reaches every node and calls the rule for its type: a loop, not
     recursion, walks a tree as deep as the parser allows. What depends on the whole file (a comparison with
     a name annotated further down, an import below its use) is kept for :meth:`finish`."""
 
@@ -128,12 +152,25 @@ class _Walk(ast.NodeVisitor):
         self.constant_reads: list[tuple[str, ast.Attribute]] = []
 
     def walk(self, roots: Iterable[ast.stmt]) -> None:
-        for root in roots:
-            for node in ast.walk(root):
-                self.visit(node)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        """A node no rule reads: ast.walk reaches its children."""
+        """Every node under ``roots``, each given to its rule: :func:`ast.walk` with a rule looked up by
+        type, as this loop is the lint's hot path."""
+        pending: list[object] = list(roots)
+        while pending:
+            node = pending.pop()
+            fields = _CHILD_FIELDS.get(type(node))
+            if fields is None:
+                if not isinstance(node, ast.AST):
+                    continue  # a name (an attribute's, global x), or None for a dict's ** entry
+                fields = _CHILD_FIELDS[type(node)] = tuple(field for field in node._fields if field != "ctx")
+            rule = _RULES.get(type(node))
+            if rule is not None:
+                rule(self, node)
+            for field in fields:
+                child = getattr(node, field, None)
+                if type(child) is list:
+                    pending += child
+                elif child is not None:
+                    pending.append(child)
 
     def learned_words(self) -> set[str]:
         return self.kind_names.union(
@@ -341,6 +378,16 @@ class _Walk(ast.NodeVisitor):
                 self.found.append(MissingName(read.end_lineno or read.lineno, column, read.attr, owner_name))
         self.reads.update(use for use in self.found if isinstance(use, ast.Constant) and use in self.compared)
         return self.found, self.reads
+
+
+# The rule for each type of node: `visit_Call` for ast.Call.
+_RULES: Final = {
+    getattr(ast, name.removeprefix("visit_")): rule
+    for name, rule in vars(_Walk).items()
+    if name.startswith("visit_")
+}
+# The fields of each type of node that may hold a node, filled in as the walk meets a type.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
 
 
 def _annotated(argument: ast.arg) -> bool:

@@ -178,20 +178,16 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(audit)
 
     lint = commands.add_parser("lint", help="find misspelled failure kinds in Python source",
-        description="Report string literals used as a failure kind in Python source that are neither "
-        "registered nor well-formed namespaced kinds, or that a declared namespace does not list: keyword "
-        "arguments and dict keys named after the field, subscript and attribute assignments to it, "
-        "comparisons with it (==, !=, in, not in) and match cases on it, the same for names and attributes "
-        "annotated as a kind in the file, and literals passed to validate_failure_kind, metric_label, "
-        "is_registered and is_namespaced, also through a conditional expression, an or fallback, a get "
-        "default, a walrus, a module constant or a return of a function annotated as a kind; misspelled "
-        "constants of failure_kinds (fk.AGENT_TIMOUT) too. Codes: FK000 file cannot be linted (does not "
-        "parse, too deep, too large, unknown encoding), FK001 unregistered kind or misspelled constant, "
-        "FK002 malformed namespaced kind, FK003 kind missing from its server's declaration, FK004 older "
-        "label (names its replacement), FK005 deprecated kind (names its replacement). '# noqa' or '# noqa: "
-        "FK001' on a line suppresses its findings.",
-        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is something to fix), "
-        "2 on a usage error or an unreadable file.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Find misspelled failure kinds in Python source.\n\n"
+        "Reports the literals written, compared or matched as a kind (the field, names\n"
+        "annotated as a kind, validate_failure_kind and the like) and the constants of\n"
+        "failure_kinds that are unregistered (FK001), malformed (FK002), missing from a\n"
+        "declared namespace (FK003), older labels (FK004) or deprecated (FK005), and each\n"
+        "file that cannot be linted (FK000). '# noqa' or '# noqa: FK001' silences a line.\n"
+        "What is read, and each code: the documentation's lint page (docs/lint.md).",
+        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is\n"
+        "something to fix), 2 on a usage error, an unreadable file or no input file.")
     lint.add_argument("paths", nargs="+", metavar="PATH",
         help="a Python file, or a directory to search for .py and .pyi files; standard input is not read (a "
         "file named - is ./-)")

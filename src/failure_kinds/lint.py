@@ -8,6 +8,7 @@ import io
 import os
 import re
 import stat
+import sys
 import tokenize
 import warnings
 from typing import NamedTuple
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
     from typing import Final, TypeAlias
 
+    from failure_kinds.history import OlderLabel
+
     _Declared: TypeAlias = "Mapping[str, Collection[str]] | None"
 
 DEFAULT_FIELDS: Final = ("failure_kind",)
@@ -30,7 +33,7 @@ SOURCE_SUFFIXES: Final = (".py", ".pyi")
 SKIPPED_DIRECTORIES: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 # Larger files are FK000 unread: no hand-written module comes close, and parsing costs memory in proportion.
 SIZE_LIMIT: Final = 8 * 1024 * 1024
-# The note when nothing was linted, the audit's: the command then exits 1, as a gate should.
+# What is said when nothing was linted, the audit's words: the command then exits 2, as for a usage error.
 NO_INPUT: Final = "no input file was found"
 PATH_LIMIT: Final = 1000
 UNSAFE: Final = (
@@ -46,7 +49,7 @@ class Code(NamedTuple):
     level: str
 
 
-# The one table of codes: the command's help and SARIF's rules read it.
+# The one table of codes: each finding's level and SARIF's rules read it.
 # fmt: off
 CODES: Final = {
     "FK000": Code("the file could not be linted",
@@ -98,7 +101,16 @@ class Finding(NamedTuple):
     end: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, object]:
-        return dict(zip(self._fields[:5], self, strict=False))
+        return {
+            **dict(zip(self._fields[:4], self, strict=False)),
+            "level": self.level,
+            "message": self.message,
+        }
+
+    @property
+    def level(self) -> str:
+        """ "error" or "warning", as the table of codes says."""
+        return CODES[self.code].level
 
     def __str__(self) -> str:
         # A parser's message can quote the file's own characters, so it is escaped like the path.
@@ -249,6 +261,10 @@ class Checker:
             if wide is not None or not isinstance(error, SyntaxError):
                 return [Finding(path, 1, 1, "FK000", f"cannot parse: {wide or error}")]
             line, col = max(error.lineno or 1, 1), max(error.offset or 1, 1)
+            if sys.version_info < (3, 13) and not _names_encoding(source):
+                # The parser of 3.11 and 3.12 counts UTF-8 bytes where the source names no encoding.
+                text = re.split(r"\r\n|\r|\n", _decoded(source))
+                col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
         except (RecursionError, MemoryError):
             # The parser's own limits (nesting, "parser stack overflowed"): the file is capped at SIZE_LIMIT.
@@ -264,32 +280,56 @@ class Checker:
             return []
         raw = re.split(rb"\r\n|\r|\n", source)
         text = re.split(r"\r\n|\r|\n", _decoded(source))
+        # Per line: its UTF-8 bytes, a byte offset asked and that offset's character index. Uses come in
+        # order, so each column is counted on from the one before it and a long line is decoded once.
+        counted: dict[int, tuple[bytes, int, int]] = {}
 
         def column(line: int, offset: int) -> int:
-            return character_index(text[line - 1] if 0 < line <= len(text) else "", offset) + 1
+            if not 0 < line <= len(text):
+                return 1
+            encoded, start, characters = counted.get(line) or (
+                text[line - 1].encode("utf-8", "surrogatepass"),
+                0,
+                0,
+            )
+            if offset < start:
+                start, characters = 0, 0
+            characters += len(encoded[start:offset].decode("utf-8", "ignore"))
+            counted[line] = (encoded, offset, characters)
+            return characters + 1
 
         findings: list[Finding] = []
         comments: dict[int, bytes] | None = None
         tokenized = False
-        for use, (code, message, replacement) in judged:
+        silenced: dict[int, frozenset[bytes] | None] = {}  # per line: the codes its noqa names, None for all
+        for use, (code, message, replacement) in sorted(
+            judged, key=lambda item: (item[0].lineno, item[0].col_offset)
+        ):
             line = use.lineno
-            physical = raw[line - 1] if line <= len(raw) else b""
-            if _NOQA.search(physical):
-                # Only a comment silences a line, not a string that reads like one (the whole line
-                # where the tokenizer cannot tell).
-                if not tokenized:
-                    comments, tokenized = _comments(source), True
-                if _suppressed(physical if comments is None else comments.get(line, b""), code):
-                    continue
+            if line not in silenced:
+                physical = raw[line - 1] if line <= len(raw) else b""
+                silenced[line] = frozenset()
+                if _NOQA.search(physical):
+                    # Only a comment silences a line, not a string that reads like one (the whole line
+                    # where the tokenizer cannot tell).
+                    if not tokenized:
+                        comments, tokenized = _comments(source), True
+                    silenced[line] = _noqa_codes(physical if comments is None else comments.get(line, b""))
+            codes = silenced[line]
+            if codes is None or code.encode() in codes or _REDIRECTS.get(code) in codes:
+                continue
             fix = end = None
             if isinstance(use, ast.Constant):
                 end_line, end_offset = use.end_lineno or line, use.end_col_offset or 0
+                start = column(line, use.col_offset)
                 end = (end_line, column(end_line, end_offset))
                 if replacement is not None and use in reads and not self.unsafe_fixes:
                     message += f"; {UNSAFE}"
                 elif replacement is not None:
                     fix = Fix(line, use.col_offset, end_line, end_offset, str(use.value), replacement)
-            findings.append(Finding(path, line, column(line, use.col_offset), code, message, fix, end))
+            else:
+                start = column(line, use.col_offset)
+            findings.append(Finding(path, line, start, code, message, fix, end))
         return findings
 
     def verdict(self, value: str) -> tuple[str, str, str | None] | None:
@@ -304,10 +344,10 @@ class Checker:
         if found == "namespaced":
             return None
         if found == "legacy":
-            replacement = _replacement(value)
-            none = "has no single replacement; choose the kind that fits"
-            advice = f"{text} {none}" if replacement is None else f"{text}: use {replacement!r}"
-            return "FK004", f"older failure kind {advice}", replacement
+            label = _older(value)
+            if label.replacement is None:
+                return "FK004", f"older failure kind {text} has no single replacement: {label.note}", None
+            return "FK004", f"older failure kind {text}: use {label.replacement!r}", label.replacement
         if found == "undeclared":
             from failure_kinds._suggest import suggest_any
 
@@ -326,8 +366,12 @@ class Checker:
         kind's constant (FK001). Other missing names are not kinds; the import fails on its own."""
         value = use.name.lower()
         if category(value) == "legacy":
-            replacement = _replacement(value)
-            advice = "it has no single replacement" if replacement is None else f"use {replacement.upper()}"
+            label = _older(value)
+            advice = (
+                f"it has no single replacement: {label.note}"
+                if label.replacement is None
+                else f"use {label.replacement.upper()}"
+            )
             return "FK004", f"{use.owner}.{use.name} names the older failure kind {value!r}; {advice}", None
         hint = failure_kinds.suggest(value)
         if hint is None:
@@ -335,21 +379,36 @@ class Checker:
         return "FK001", f"{use.owner} has no {use.name}; did you mean {hint.upper()}?", None
 
 
-def _replacement(value: str) -> str | None:
-    from failure_kinds.history import older_label
+def _older(value: str) -> OlderLabel:
+    """What the older registry says of the label ``value``: its replacement, or what it meant (the audit's
+    words)."""
+    from failure_kinds.history import OLDER_LABELS
 
-    label = older_label(value)
-    return label.replacement if label is not None else None
+    return OLDER_LABELS[value]
 
 
 def declared_encoding(source: bytes) -> str:
-    """The encoding the parser reads ``source`` in (PEP 263), whose first two lines may end in a lone
-    carriage return for the parser too. Raises SyntaxError or LookupError as tokenize.detect_encoding."""
+    """The encoding the parser reads ``source`` in (PEP 263). Raises SyntaxError or LookupError as
+    tokenize.detect_encoding."""
+    return tokenize.detect_encoding(iter(_head(source)).__next__)[0]
+
+
+def _head(source: bytes) -> list[bytes]:
+    """The first two lines of ``source``, each ended by a line feed; a lone carriage return ends one for the
+    parser too."""
     import itertools
 
     first = itertools.islice(re.finditer(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+", source), 2)
-    lines = [line.group().rstrip(b"\r\n") + b"\n" for line in first]
-    return tokenize.detect_encoding(iter(lines).__next__)[0]
+    return [line.group().rstrip(b"\r\n") + b"\n" for line in first]
+
+
+def _names_encoding(source: bytes) -> bool:
+    """Whether ``source`` names its encoding: a byte-order mark, or a coding comment on its first line or on
+    its second after a comment or blank line, as the parser looks for one (PEP 263)."""
+    head = [*_head(source), b""]
+    second = head[1] if re.fullmatch(rb"[ \t\f]*(?:#.*)?\n", head[0]) else b""
+    cookie = re.compile(rb"[ \t\f]*#.*?coding[:=][ \t]*[-\w.]")
+    return source.startswith(b"\xef\xbb\xbf") or any(cookie.match(line) for line in (head[0], second))
 
 
 def character_index(line: str, offset: int) -> int:
@@ -391,11 +450,11 @@ def _comments(source: bytes) -> dict[int, bytes] | None:
     return comments
 
 
-def _suppressed(line: bytes, code: str) -> bool:
-    match = _NOQA.search(line)
+def _noqa_codes(text: bytes) -> frozenset[bytes] | None:
+    """The codes the first noqa in ``text`` names: None for a bare noqa (every code), none without one."""
+    match = _NOQA.search(text)
     if match is None:
-        return False
+        return frozenset()
     if match.group("codes") is None:
-        return True
-    listed = re.split(rb"[,\s]+", match.group("codes").upper())
-    return code.encode() in listed or _REDIRECTS.get(code) in listed
+        return None
+    return frozenset(re.split(rb"[,\s]+", match.group("codes").upper()))

@@ -41,6 +41,11 @@ def run(arguments: argparse.Namespace) -> int:
     notes: list[str] = []
     checker = lint.Checker(arguments.fields or lint.DEFAULT_FIELDS, config.namespaces, arguments.unsafe_fixes)
     findings, unreadable = lint.lint_paths(arguments.paths, checker, notes)
+    if lint.NO_INPUT in notes:
+        # An error, not a finding: `lint ... || test $? -eq 1` then fails on a wrong or empty directory
+        # instead of uploading an empty log.
+        notes.remove(lint.NO_INPUT)
+        unreadable.append(lint.NO_INPUT)
     changed = False
     fixable: dict[tuple[str, Fix], Change] = {}
     if arguments.fix or arguments.diff or arguments.format == "sarif":
@@ -61,8 +66,7 @@ def run(arguments: argparse.Namespace) -> int:
         error_line(f"failure-kinds lint: {problem}")
     if unreadable:
         return EXIT_USAGE
-    failed = lint.NO_INPUT in notes or (changed if arguments.diff else findings)
-    return EXIT_FINDINGS if failed else EXIT_CLEAN
+    return EXIT_FINDINGS if (changed if arguments.diff else findings) else EXIT_CLEAN
 
 
 def _fix(
@@ -140,14 +144,13 @@ def _write_bytes(data: bytes) -> None:
 
 
 def github_command(finding: Finding) -> str:
-    """``finding`` as a GitHub Actions ``::error`` workflow command, escaped as GitHub documents; the runner
-    decodes it, so the ``file`` property is the path itself."""
+    """``finding`` as a GitHub Actions ``::error`` or ``::warning`` workflow command (its code's level),
+    escaped as GitHub documents; the runner decodes it, so the ``file`` property is the path itself."""
     # A line break is GitHub's to encode; any other character that is not printable is shown escaped.
     message = re.sub(r"[^\r\n]+", lambda match: escaped(match[0]), finding.message)
     place = f"line={finding.line},col={finding.col}"
-    return (
-        f"::error file={_property(finding.path)},{place},title={_property(finding.code)}::{_data(message)}\n"
-    )
+    properties = f"file={_property(finding.path)},{place},title={_property(finding.code)}"
+    return f"::{finding.level} {properties}::{_data(message)}\n"
 
 
 def _data(text: str) -> str:
@@ -184,7 +187,7 @@ def sarif_log(findings: list[Finding], fixable: dict[tuple[str, Fix], Change]) -
         if finding.end is not None:
             region.update(endLine=finding.end[0], endColumn=finding.end[1])
         result: dict[str, object] = {"ruleId": finding.code, "ruleIndex": list(CODES).index(finding.code)}
-        result.update(level=CODES[finding.code].level, message={"text": escaped(finding.message)})
+        result.update(level=finding.level, message={"text": escaped(finding.message)})
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
         results.append(result)
         change = fixable.get((finding.path, finding.fix)) if finding.fix is not None else None
