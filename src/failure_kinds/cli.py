@@ -178,15 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(audit)
 
     lint = commands.add_parser("lint", help="find misspelled failure kinds in Python source",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Find misspelled failure kinds in Python source.\n\n"
-        "Reports the literals written, compared or matched as a kind (the field, names\n"
-        "annotated as a kind, validate_failure_kind and the like) and the constants of\n"
-        "failure_kinds that are unregistered (FK001), malformed (FK002), missing from a\n"
-        "declared namespace (FK003), older labels (FK004) or deprecated (FK005), and each\n"
-        "file that cannot be linted (FK000). '# noqa' or '# noqa: FK001' silences a line.\n"
+        "Reports the literals written, compared or matched as a kind (the field, names "
+        "annotated as a kind, validate_failure_kind and the like) and the constants of "
+        "failure_kinds that are unregistered (FK001), malformed (FK002), missing from a "
+        "declared namespace (FK003), older labels (FK004) or deprecated (FK005), and each "
+        "file that cannot be linted (FK000). '# noqa' or '# noqa: FK001' silences a line. "
         "What is read, and each code: the documentation's lint page (docs/lint.md).",
-        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is\n"
+        epilog="Exit 0 when clean, 1 when there are findings (with --diff: when there is "
         "something to fix), 2 on a usage error, an unreadable file or no input file.")
     lint.add_argument("paths", nargs="+", metavar="PATH",
         help="a Python file, or a directory to search for .py and .pyi files; standard input is not read (a "
