@@ -3,7 +3,6 @@ validate_failure_kind logs for a value that is not a string, and a configuration
 
 from __future__ import annotations
 
-import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -11,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_validation import outcome
 
-import failure_kinds
-from failure_kinds import _runtime, validate_failure_kind
+from failure_kinds import _runtime
 from failure_kinds.config import ConfigError, load_config
 
 LIMIT = 200  # what a warning shows of a value, as docs/validation.md promises
@@ -30,16 +29,7 @@ def escape(text: str) -> str:
 
 def warned(value: object) -> str:
     """The one warning validating ``value`` logs, from a fresh start."""
-    messages: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    failure_kinds._WARNED_UNKNOWN.clear()
-    failure_kinds.logger.addHandler(handler)
-    try:
-        validate_failure_kind(value)
-    finally:
-        failure_kinds.logger.removeHandler(handler)
-    (message,) = messages
+    (message,), _, _ = outcome(value, times=1)
     assert message.isprintable(), ascii(message)
     return message
 
