@@ -242,9 +242,7 @@ def generate(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, 
     return code, out.splitlines(), err.splitlines()
 
 
-IN_PROCESS = settings(
-    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+IN_PROCESS = settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @IN_PROCESS
