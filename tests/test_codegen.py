@@ -318,16 +318,11 @@ def test_generate_writes_through_a_symbolic_link_and_check_compares_its_target(
         assert target.read_text() == module
 
 
-# Every character a file name may hold that a terminal or a line reader would act on.
-CRAFTED_NAMES = (
-    st.lists(
-        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\t", "\x07", ":", " ", "\udcff"]),
-        min_size=1,
-        max_size=12,
-    )
-    .map("".join)
-    .filter(lambda name: not name.isprintable())
-)
+# Every character a file name may hold that a terminal or a line reader would act on, and what a forged
+# line of a command's error would hold.
+PIECES = ["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\t", "\x07", ":", " ", ": error: ", "\udcff"]
+CRAFTED_NAMES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join)
+CRAFTED_NAMES = CRAFTED_NAMES.filter(lambda name: not name.isprintable())
 
 
 @IN_PROCESS
