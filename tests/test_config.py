@@ -15,6 +15,7 @@ import pytest
 from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_codegen import CRAFTED_NAMES
 
 from failure_kinds.cli import main
 from failure_kinds.config import SIZE_LIMIT, ConfigError, ProjectConfig, load_config
@@ -264,10 +265,8 @@ OTHER_TOOLS = (
 def test_only_a_near_miss_of_the_table_is_named(
     tmp_path: Path, keys: tuple[str, ...], named: tuple[str, ...]
 ) -> None:
-    body = "".join(f"[tool.{key}]\nsetting = 1\n" for key in keys)
-    pyproject = write(
-        tmp_path / "pyproject.toml", body + '[tool.failure-kinds.namespaces]\nswe_env = ["a"]\n'
-    )
+    body = "".join(f"[tool.{key}]\nsetting = 1\n" for key in keys) + NAMESPACES + 'swe_env = ["a"]\n'
+    pyproject = write(tmp_path / "pyproject.toml", body)
     config = load_config(start=tmp_path)
     assert config.namespaces == {"swe_env": ("a",)}
     assert config.warnings == tuple(
@@ -303,20 +302,10 @@ def test_the_command_names_the_misspelled_table_on_stderr(tmp_path: Path) -> Non
 
 
 # A crafted configuration path cannot forge a line in any command's error.
-
-CRAFTED = (
-    st.lists(
-        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\x07", ": error: ", "\udcff"]), min_size=1
-    )
-    .map("".join)
-    .filter(lambda name: not name.isprintable())
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    CRAFTED_NAMES, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"])
 )
-
-
-@settings(
-    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(CRAFTED, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"]))
 def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
     capsys: pytest.CaptureFixture[str], name: str, problem: str, command: str
 ) -> None:
