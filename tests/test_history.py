@@ -13,7 +13,7 @@ import pytest
 from helpers import warnings_of
 from hypothesis import given
 from hypothesis import strategies as st
-from test_validation import outcome
+from test_validation import hostile_str, outcome, raise_
 
 import failure_kinds
 from failure_kinds import OTHER_LABEL, is_namespaced, metric_label, validate_failure_kind
@@ -82,14 +82,7 @@ def test_the_registry_names_reproduce_the_registry() -> None:
     assert {type(tier) for tier in tiers} == {frozenset}
 
 
-class Hostile(str):
-    def __hash__(self) -> int:
-        raise RuntimeError("hash")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("eq")
-
-    __ne__ = __eq__  # type: ignore[assignment]
+Hostile = hostile_str({method: raise_(method) for method in ("__hash__", "__eq__", "__ne__")})
 
 
 @given(
@@ -146,15 +139,11 @@ USES = [
     ("import failure_kinds\nvalues = [failure_kinds.{names_by_attribute}]", 2),
     ("import failure_kinds\nfound = [hasattr(failure_kinds, name) for name in {names_as_strings}]", 2),
 ]
+NAMES = st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"])
 
 
 @given(
-    names=st.lists(
-        st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"]),
-        min_size=1,
-        max_size=5,
-        unique=True,
-    ),
+    names=st.lists(NAMES, min_size=1, max_size=5, unique=True),
     use=st.sampled_from(USES),
     aliased=st.booleans(),
 )
