@@ -154,8 +154,7 @@ def checkers_on(cases: Path, python: Path, version: str) -> dict[str, set[Line]]
     files = sorted(path.name for path in cases.glob("*.py"))
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            checker: pool.submit(checker_errors, checker, cases, python, files, version)
-            for checker in CHECKERS
+            name: pool.submit(checker_errors, name, cases, python, files, version) for name in CHECKERS
         }
         return {checker: future.result() for checker, future in futures.items()}
 
@@ -241,13 +240,9 @@ CLAIMS = {
     "mypy without warn_unreachable": ("mypy", "[tool.mypy]\nstrict = true\n", ["fail_match_typo.py"], "none"),
     "pyright, comparisons": ("pyright", None, ["fail_equality.py", "fail_match_typo.py"], "none"),
     "pyrefly without configuration": ("pyrefly", None, FAILING, "none"),
-    "pyrefly strict without unreachable-match-case": (
-        "pyrefly",
-        '[tool.pyrefly]\npreset = "strict"\n',
-        ["fail_match_typo.py"],
-        "none",
-    ),
-}
+    "pyrefly strict without unreachable-match-case":
+        ("pyrefly", '[tool.pyrefly]\npreset = "strict"\n', ["fail_match_typo.py"], "none"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("claim", CLAIMS)
@@ -267,13 +262,10 @@ def test_docs_name_the_pinned_versions() -> None:
     found = re.search(r"Versions tested: (.*?) \(pinned", PAGE, flags=re.DOTALL)
     assert found, "the typing page names the checker versions it was tested with"
     named = dict(item.split() for item in found[1].replace("\n", " ").split(", "))
-    extras = PYPROJECT["project"]["optional-dependencies"].values()
-    pins = dict(
-        requirement.split("==")
-        for requirements in extras
-        for requirement in requirements
-        if "==" in requirement
-    )
+    requirements = [
+        item for extra in PYPROJECT["project"]["optional-dependencies"].values() for item in extra
+    ]
+    pins = dict(requirement.split("==") for requirement in requirements if "==" in requirement)
     assert named == {checker: pins[checker] for checker in CHECKERS}
     # The environment running the checkers holds exactly those versions.
     assert named == {checker: metadata.version(checker) for checker in CHECKERS}
