@@ -82,32 +82,28 @@ def test_where_the_configuration_is_found(tmp_path: Path, monkeypatch: pytest.Mo
     assert load_config() == ProjectConfig()
 
 
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (NAMESPACES + 'Swe = ["a"]\n', "[tool.failure-kinds.namespaces] 'Swe': the server name"),
-        (NAMESPACES + '"swe-env" = ["a"]\n', "'swe-env': the server name does not match"),
-        (NAMESPACES + 'swe = ["Patch"]\n', "'swe': the kind 'Patch' does not match"),
-        (NAMESPACES + 'swe = ["a:b"]\n', "'swe': the kind 'a:b' does not match"),
-        (NAMESPACES + 'swe = ["a", "b", "a"]\n', "'swe': the kind 'a' is declared twice"),
-        (NAMESPACES + 'swe = "a"\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + 'swe = ["a", 1]\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + 'swe = [["a"]]\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + "swe = []\n", "'swe': declares no kinds"),
-        ('[tool.failure-kinds]\nnamespaces = ["swe"]\n', "[tool.failure-kinds.namespaces] must be a table"),
-        ('[tool]\nfailure-kinds = "yes"\n', "[tool.failure-kinds] must be a table"),
-        ('tool = "yes"\n', "[tool] must be a table"),
-        ('[tool.failure-kinds]\nnamespace = {swe = ["a"]}\n', "unknown key 'namespace'"),
-        ("[tool.failure-kinds]\ngenerate = 3\n", "generate: must be the path of a Python file"),
-        ('[tool.failure-kinds]\ngenerate = "out.txt"\n', "generate: 'out.txt' is not a .py file"),
-        ('[tool.failure-kinds]\ngenerate = ""\n', "generate: must be the path of a Python file"),
-        ("[tool.failure-kinds\n", "invalid TOML"),
-        (NAMESPACES + 'swe = ["a"]\nswe = ["b"]\n', "invalid TOML"),
-        *[(body, "invalid TOML") for body in ("a = " + "[" * 5000 + "]" * 5000, "swe = " + "[" * 100_000)],
-        ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "invalid TOML"),
-    ],
-    ids=lambda value: value[:40] if len(value) > 40 else None,
-)
+@pytest.mark.parametrize(("body", "expected"), [
+    (NAMESPACES + 'Swe = ["a"]\n', "[tool.failure-kinds.namespaces] 'Swe': the server name"),
+    (NAMESPACES + '"swe-env" = ["a"]\n', "'swe-env': the server name does not match"),
+    (NAMESPACES + 'swe = ["Patch"]\n', "'swe': the kind 'Patch' does not match"),
+    (NAMESPACES + 'swe = ["a:b"]\n', "'swe': the kind 'a:b' does not match"),
+    (NAMESPACES + 'swe = ["a", "b", "a"]\n', "'swe': the kind 'a' is declared twice"),
+    (NAMESPACES + 'swe = "a"\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + 'swe = ["a", 1]\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + 'swe = [["a"]]\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + "swe = []\n", "'swe': declares no kinds"),
+    ('[tool.failure-kinds]\nnamespaces = ["swe"]\n', "[tool.failure-kinds.namespaces] must be a table"),
+    ('[tool]\nfailure-kinds = "yes"\n', "[tool.failure-kinds] must be a table"),
+    ('tool = "yes"\n', "[tool] must be a table"),
+    ('[tool.failure-kinds]\nnamespace = {swe = ["a"]}\n', "unknown key 'namespace'"),
+    ("[tool.failure-kinds]\ngenerate = 3\n", "generate: must be the path of a Python file"),
+    ('[tool.failure-kinds]\ngenerate = "out.txt"\n', "generate: 'out.txt' is not a .py file"),
+    ('[tool.failure-kinds]\ngenerate = ""\n', "generate: must be the path of a Python file"),
+    ("[tool.failure-kinds\n", "invalid TOML"),
+    (NAMESPACES + 'swe = ["a"]\nswe = ["b"]\n', "invalid TOML"),
+    *[(body, "invalid TOML") for body in ("a = " + "[" * 5000 + "]" * 5000, "swe = " + "[" * 100_000)],
+    ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "invalid TOML"),
+], ids=lambda value: value[:40] if len(value) > 40 else None)  # fmt: skip
 def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expected: str) -> None:
     pyproject = write(tmp_path / "pyproject.toml", body)
     with pytest.raises(ConfigError) as raised:
@@ -120,16 +116,13 @@ def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expect
 
 # How a file is made, the error it gives, and whether a pyproject.toml made so is found by the walk up (a
 # missing one or a directory is passed by).
-@pytest.mark.parametrize(
-    ("make", "message", "found"),
-    [
-        (lambda path: None, r"no such file$", False),
-        (lambda path: path.mkdir(), "not a regular file", False),
-        (os.mkfifo, "not a regular file", True),  # must not hang waiting for a writer
-        (lambda path: path.write_bytes(b'generate = "caf\xe9.py"\n'), "not UTF-8", True),
-        (lambda path: (path.touch(), os.truncate(path, SIZE_LIMIT + 1)), "larger than 4 MiB", True),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize(("make", "message", "found"), [
+    (lambda path: None, r"no such file$", False),
+    (lambda path: path.mkdir(), "not a regular file", False),
+    (os.mkfifo, "not a regular file", True),  # must not hang waiting for a writer
+    (lambda path: path.write_bytes(b'generate = "caf\xe9.py"\n'), "not UTF-8", True),
+    (lambda path: (path.touch(), os.truncate(path, SIZE_LIMIT + 1)), "larger than 4 MiB", True),
+])  # fmt: skip
 def test_unreadable_and_odd_files_are_config_errors(
     tmp_path: Path, make: Callable[[Path], object], message: str, found: bool
 ) -> None:
@@ -251,17 +244,11 @@ OTHER_TOOLS = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("keys", "named"),
-    [
-        (OTHER_TOOLS, ()),
-        *(
-            (("ruff", key), (key,))
-            for key in ["failurekinds", "failure-kind", "failure_kind", "FailureKinds"]
-        ),
-        (("ruff", "failre-kinds", "failure-kinsd"), ("failre-kinds", "failure-kinsd")),
-    ],
-)
+@pytest.mark.parametrize(("keys", "named"), [
+    (OTHER_TOOLS, ()),
+    *((("ruff", key), (key,)) for key in ["failurekinds", "failure-kind", "failure_kind", "FailureKinds"]),
+    (("ruff", "failre-kinds", "failure-kinsd"), ("failre-kinds", "failure-kinsd")),
+])  # fmt: skip
 def test_only_a_near_miss_of_the_table_is_named(
     tmp_path: Path, keys: tuple[str, ...], named: tuple[str, ...]
 ) -> None:
