@@ -53,25 +53,21 @@ RaisingRepr = type("RaisingRepr", (), {"__repr__": raising})
 LongName = type("T" * 500, (RaisingRepr,), {})
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        *[(value, repr(value)) for value in [42, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}, 10**50]],
-        *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"})]],
-        # Dicts and sets keep their own order: sorting would run the elements' comparisons.
-        ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
-        # Decimal conversion of an int this size is refused (and quadratic before that).
-        (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
-        ([Hostile("a"), {Hostile("k"): Hostile("v")}], "['a', {'k': 'v'}]"),  # its text, not its methods
-        # What a value cannot say for itself is named by its type.
-        ([1, RaisingRepr()], "[1, <RaisingRepr object whose repr failed>]"),
-        (type("Forged\nERROR", (RaisingRepr,), {})(), "<Forged\\x0aERROR object whose repr failed>"),
-        (LongName(), "<" + "T" * 196 + "..."),
-        (type("StrRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})(), "forged\\x0aline"),
-        (["x" * 1000], "['" + "x" * 195 + "..."),  # cut to the limit, ending in "..."
-    ],
-    ids=lambda value: type(value).__name__[:20],
-)
+@pytest.mark.parametrize(("value", "expected"), [
+    *[(value, repr(value)) for value in [42, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}, 10**50]],
+    *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"})]],
+    # Dicts and sets keep their own order: sorting would run the elements' comparisons.
+    ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
+    # Decimal conversion of an int this size is refused (and quadratic before that).
+    (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
+    ([Hostile("a"), {Hostile("k"): Hostile("v")}], "['a', {'k': 'v'}]"),  # its text, not its methods
+    # What a value cannot say for itself is named by its type.
+    ([1, RaisingRepr()], "[1, <RaisingRepr object whose repr failed>]"),
+    (type("Forged\nERROR", (RaisingRepr,), {})(), "<Forged\\x0aERROR object whose repr failed>"),
+    (LongName(), "<" + "T" * 196 + "..."),
+    (type("StrRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})(), "forged\\x0aline"),
+    (["x" * 1000], "['" + "x" * 195 + "..."),  # cut to the limit, ending in "..."
+], ids=lambda value: type(value).__name__[:20])  # fmt: skip
 def test_a_value_reads_as_its_repr_escaped_and_cut(value: object, expected: str) -> None:
     assert shown(value) == expected
 
