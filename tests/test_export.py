@@ -281,27 +281,24 @@ def diff(
 FIRST_REPLACED = next(label["label"] for label in CURRENT["older_labels"] if label["replacement"] is None)
 
 
-@pytest.mark.parametrize(
-    ("change", "code", "said"),
-    [
-        (change_of("kind name", "TRANSPORT_X"), 1,
-         "renamed constant of kind transport_unreachable: TRANSPORT_UNREACHABLE -> TRANSPORT_X"),
-        (lambda export: [label.update(replacement=None) for label in export["older_labels"]
-                         if label["label"] == "peer_drop"], 1,
-         "removed replacement of older label peer_drop: transport_peer_drop -> None"),
-        (lambda export: [label.update(replacement="agent_timeout") for label in export["older_labels"]
-                         if label["label"] == FIRST_REPLACED], 0,
-         f"added replacement of older label {FIRST_REPLACED}: None -> agent_timeout"),
-        (change_of("format", True), 2, "format True is not 1"),
-        (change_of("replaced_by", "no_such_kind"), 2, "not by another of its kinds"),
-        (lambda export: export["kinds"][0].update(replaced_by=export["kinds"][0]["value"]), 2,
-         "not by another of its kinds"),
-        (change_of("since", "banana"), 2, "not a version such as 0.3.0"),
-        (change_of("replacement", "no_such_kind"), 2, "not by one of its kinds"),
-        (change_of("stage", "\x1b[31m\nforged: ok"), 2, "does not match"),
-        (change_of("stage", "s" * 100_000), 2, "does not match"),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize(("change", "code", "said"), [
+    (change_of("kind name", "TRANSPORT_X"), 1,
+     "renamed constant of kind transport_unreachable: TRANSPORT_UNREACHABLE -> TRANSPORT_X"),
+    (lambda export: [label.update(replacement=None) for label in export["older_labels"]
+                     if label["label"] == "peer_drop"], 1,
+     "removed replacement of older label peer_drop: transport_peer_drop -> None"),
+    (lambda export: [label.update(replacement="agent_timeout") for label in export["older_labels"]
+                     if label["label"] == FIRST_REPLACED], 0,
+     f"added replacement of older label {FIRST_REPLACED}: None -> agent_timeout"),
+    (change_of("format", True), 2, "format True is not 1"),
+    (change_of("replaced_by", "no_such_kind"), 2, "not by another of its kinds"),
+    (lambda export: export["kinds"][0].update(replaced_by=export["kinds"][0]["value"]), 2,
+     "not by another of its kinds"),
+    (change_of("since", "banana"), 2, "not a version such as 0.3.0"),
+    (change_of("replacement", "no_such_kind"), 2, "not by one of its kinds"),
+    (change_of("stage", "\x1b[31m\nforged: ok"), 2, "does not match"),
+    (change_of("stage", "s" * 100_000), 2, "does not match"),
+])  # fmt: skip
 def test_what_breaks_code_or_old_data_is_incompatible_and_a_malformed_export_is_one_line(
     tmp_path: Path, change: Callable[[dict[str, Any]], object], code: int, said: str
 ) -> None:
@@ -340,26 +337,23 @@ def test_a_crafted_text_is_refused_or_printed_as_a_plain_name(tmp_path: Path, pl
     assert result.returncode == 2 or result.stderr == ""
 
 
-@pytest.mark.parametrize(
-    ("content", "said"),
-    [
-        (None, "no such file"),
-        ("dir", "is a directory"),
-        (b'{"format": 1, "kinds": [', "not JSON"),
-        (b'{"format": 1, "k\xff": []}', "not UTF-8; not an export"),
-        (b"[" * 200_000 + b"]" * 200_000, "not JSON (nested too deeply); not an export"),
-        (b'{"format": 1, "kinds": [' + b"7" * 5_000 + b"]}",
-         "a number too long to read (over 4,300 digits); not an export"),
-        (json.dumps({"format": 2, "kinds": [], "stages": [], "older_labels": []}).encode(),
-         "format 2 is not 1"),
-        (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A", "replaced_by": None}] * 2,
-                     "stages": [], "older_labels": []}).encode(), "kinds[1].value 'a' is listed twice"),
-        (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A"}], "stages": [], "older_labels": []})
-         .encode(), "kinds[0].replaced_by is missing or not a string or null"),
-        (json.dumps({"format": 1, "kinds": [], "stages": [], "older_labels": [{"label": "a"}]}).encode(),
-         "older_labels[0].replacement is missing or not a string or null"),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize(("content", "said"), [
+    (None, "no such file"),
+    ("dir", "is a directory"),
+    (b'{"format": 1, "kinds": [', "not JSON"),
+    (b'{"format": 1, "k\xff": []}', "not UTF-8; not an export"),
+    (b"[" * 200_000 + b"]" * 200_000, "not JSON (nested too deeply); not an export"),
+    (b'{"format": 1, "kinds": [' + b"7" * 5_000 + b"]}",
+     "a number too long to read (over 4,300 digits); not an export"),
+    (json.dumps({"format": 2, "kinds": [], "stages": [], "older_labels": []}).encode(),
+     "format 2 is not 1"),
+    (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A", "replaced_by": None}] * 2,
+                 "stages": [], "older_labels": []}).encode(), "kinds[1].value 'a' is listed twice"),
+    (json.dumps({"format": 1, "kinds": [{"value": "a", "name": "A"}], "stages": [], "older_labels": []})
+     .encode(), "kinds[0].replaced_by is missing or not a string or null"),
+    (json.dumps({"format": 1, "kinds": [], "stages": [], "older_labels": [{"label": "a"}]}).encode(),
+     "older_labels[0].replacement is missing or not a string or null"),
+])  # fmt: skip
 def test_an_unreadable_file_is_one_line_and_exit_2(
     tmp_path: Path, content: bytes | str | None, said: str
 ) -> None:
