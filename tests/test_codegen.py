@@ -197,19 +197,16 @@ OK = '[tool.failure-kinds]\ngenerate = "x.py"\n[tool.failure-kinds.namespaces]\n
 
 
 # A missing --config file: tests/test_cli.py::test_every_command_says_no_such_file_alike.
-@pytest.mark.parametrize(
-    ("pyproject", "arguments", "message"),
-    [
-        (None, (), "no pyproject.toml here or above"),
-        ('[tool.failure-kinds.namespaces]\nswe = ["a"]\n', (), "set generate ="),
-        ("[tool.failure-kinds]\n", ("--output", "x.py"), "nothing is declared"),
-        (OK.replace('"a"', '"Bad"'), (), "the kind 'Bad' does not match"),
-        (OK, ("--output", "missing/x.py"), "the directory missing does not exist"),
-        (OK, ("--output", "-", "--check"), "--check compares with a file"),
-        (OK, ("--output", "fifo.py"), "fifo.py: not a regular file"),
-        (OK, ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
-    ],
-)
+@pytest.mark.parametrize(("pyproject", "arguments", "message"), [
+    (None, (), "no pyproject.toml here or above"),
+    ('[tool.failure-kinds.namespaces]\nswe = ["a"]\n', (), "set generate ="),
+    ("[tool.failure-kinds]\n", ("--output", "x.py"), "nothing is declared"),
+    (OK.replace('"a"', '"Bad"'), (), "the kind 'Bad' does not match"),
+    (OK, ("--output", "missing/x.py"), "the directory missing does not exist"),
+    (OK, ("--output", "-", "--check"), "--check compares with a file"),
+    (OK, ("--output", "fifo.py"), "fifo.py: not a regular file"),
+    (OK, ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
+])  # fmt: skip
 def test_usage_errors_are_one_line_and_exit_2(
     tmp_path: Path, pyproject: str | None, arguments: tuple[str, ...], message: str
 ) -> None:
