@@ -85,9 +85,7 @@ def test_the_registry_names_reproduce_the_registry() -> None:
 Hostile = hostile_str({method: raise_(method) for method in ("__hash__", "__eq__", "__ne__")})
 
 
-@given(
-    st.one_of(st.text(max_size=300), st.binary(max_size=50), st.integers(), st.none(), st.lists(st.text()))
-)
+@given(st.text(max_size=300) | st.binary(max_size=50) | st.integers() | st.none() | st.lists(st.text()))
 def test_older_label_looks_up_a_label_and_nothing_else(value: object) -> None:
     found = older_label(value)
     assert found is None or (isinstance(value, str) and found.label == value)
@@ -140,6 +138,7 @@ USES = [
     ("import failure_kinds\nfound = [hasattr(failure_kinds, name) for name in {names_as_strings}]", 2),
 ]
 NAMES = st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"])
+OLDER_TEXTS = st.sampled_from(sorted(OLDER))
 
 
 @given(
@@ -224,11 +223,7 @@ def test_any_attribute_name_resolves_or_raises_attribute_error(name: str) -> Non
 
 
 @given(
-    st.one_of(
-        st.sampled_from(sorted(OLDER)),
-        st.text(max_size=40).map(lambda text: "peer_drop" + text),
-        st.builds(lambda label: type("Label", (str,), {})(label), st.sampled_from(sorted(OLDER))),
-    )
+    OLDER_TEXTS | st.text(max_size=40).map("peer_drop".__add__) | OLDER_TEXTS.map(type("Label", (str,), {}))
 )
 def test_older_shapes_are_reported_and_labelled_by_their_text_and_never_raise(value: str) -> None:
     warned, _, label = outcome(value)
