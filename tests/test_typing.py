@@ -7,13 +7,10 @@ that must report its line:
     # expect-error: mypy pyright basedpyright   exactly these; the others must stay silent
     # expect-error: none                   no checker sees it (the lint, audit or runtime must)
 
-Each checker must report exactly the lines marked for it, so a marker is both a promise and an admission.
-Every checker runs once on the whole case folder for each supported Python version (pyproject.toml's
-classifiers), given by its own version option: a checker's verdict does not depend on the interpreter
-running it, so these tests are marked interpreter_independent and `make test` runs them on its first
-Python only. The table in docs/typing.md of which tool catches which mistake is derived from the same runs
-(and from `failure-kinds lint` on the same files) and compared with what the page says, for every version.
-"""
+Each checker must report exactly the lines marked for it: a marker is both a promise and an admission.
+Each checker runs once on the case folder per supported Python version (pyproject.toml's classifiers),
+told by its version option, so these tests are interpreter_independent. docs/typing.md's table of which
+tool catches which mistake is derived from the same runs (and `failure-kinds lint`) and compared."""
 
 from __future__ import annotations
 
