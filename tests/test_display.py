@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_validation import outcome
+from test_validation import hostile_str, outcome, raise_
 
 from failure_kinds import _runtime
 from failure_kinds.config import ConfigError, load_config
@@ -41,15 +41,11 @@ def shown(value: object) -> str:
     return message.removeprefix("failure kind is not a string: ").rpartition(" of type ")[0]
 
 
-def raising(*arguments: object) -> object:
-    raise RuntimeError("a method of the value's own")
-
-
 # A str subclass whose every method of its own raises.
-Hostile = type(
-    "Hostile", (str,), dict.fromkeys(["__repr__", "__len__", "__getitem__", "__iter__", "__lt__"], raising)
+Hostile = hostile_str(
+    {method: raise_(method) for method in ("__repr__", "__len__", "__getitem__", "__iter__", "__lt__")}
 )
-RaisingRepr = type("RaisingRepr", (), {"__repr__": raising})
+RaisingRepr = type("RaisingRepr", (), {"__repr__": raise_("__repr__")})
 LongName = type("T" * 500, (RaisingRepr,), {})
 
 
