@@ -180,6 +180,12 @@ def needs(*modules: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (an optional extra)")
 
 
+def commands_shown(block: str) -> list[tuple[str, str]]:
+    """Each `$ COMMAND` of a documented terminal session, with the output the page shows under it."""
+    chunks = [chunk.partition("\n") for chunk in ("\n" + block).split("\n$ ")[1:]]
+    return [(command, output) for command, _, output in chunks]
+
+
 def doc_recipes() -> dict[str, str]:
     """The documentation's recipes by name: each python block right after a `<!-- recipe: NAME -->` line
     of the README or of a page in docs/. A name used twice is an error, so no recipe hides another."""
