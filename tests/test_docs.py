@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DOCUMENTS, ROOT, doc_recipes, needs, run_cli
+from helpers import DOCUMENTS, ROOT, commands_shown, doc_recipes, needs, run_cli
 
 from failure_kinds import FailureKind
 
@@ -235,12 +235,7 @@ def test_pytest_recipe_passes_and_fails_on_a_misspelling(tmp_path: Path) -> None
 
 def sessions() -> list[tuple[str, str, str]]:
     """(page, command, output) for every `$ COMMAND` of every commands block."""
-    found: list[tuple[str, str, str]] = []
-    for document, body in blocks(COMMANDS):
-        for chunk in ("\n" + body).split("\n$ ")[1:]:
-            shown_command, _, output = chunk.partition("\n")
-            found.append((document.name, shown_command, output))
-    return found
+    return [(document.name, *shown) for document, body in blocks(COMMANDS) for shown in commands_shown(body)]
 
 
 @pytest.mark.parametrize(("document", "shown", "output"), sessions(), ids=lambda value: value[:30])
