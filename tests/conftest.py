@@ -9,10 +9,9 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from helpers import examples, fresh_environment
+from helpers import ROOT, examples, fresh_environment
 from hypothesis import settings
 
 from failure_kinds import _runtime
@@ -32,9 +31,6 @@ def fresh_reports() -> Iterator[None]:
     _runtime.forget_reports()
     yield
     _runtime.restore(saved)
-
-
-ROOT = Path(__file__).parent.parent
 
 
 @dataclass(frozen=True)
@@ -119,16 +115,3 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixt
     folder = built_once(tmp_path_factory, "wheel_install", build)
     (wheel,) = (folder / "wheel").glob("failure_kinds-*.whl")
     return WheelInstall(wheel=wheel, python=folder / "venv" / "bin" / "python")
-
-
-def refuse_to_open(monkeypatch: pytest.MonkeyPatch, module: ModuleType, refused: Path) -> None:
-    """Make ``open`` in ``module`` refuse ``refused`` as it would for a user without access. Permissions
-    mean nothing to root, as CI runs, so the refusal is what open() raises."""
-    real_open = open
-
-    def refusing_open(path: str, mode: str = "r") -> object:
-        if path == str(refused):
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path, mode)
-
-    monkeypatch.setattr(module, "open", refusing_open, raising=False)

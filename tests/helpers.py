@@ -28,9 +28,7 @@ TIMEOUT = 120
 
 
 def run_cli(*arguments: str, **options: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m failure_kinds ARGUMENTS`` as a fresh process runs it (:func:`run_cli_bytes`, which
-    takes the same ``options``), its output decoded as UTF-8. Output that is not UTF-8 is kept with
-    surrogate escapes, so a test can still see what the command wrote."""
+    """:func:`run_cli_bytes` with its output decoded as UTF-8, surrogate escapes keeping any other byte."""
     result = run_cli_bytes(*arguments, **options)
     stdout, stderr = (stream.decode("utf-8", "surrogateescape") for stream in (result.stdout, result.stderr))
     return subprocess.CompletedProcess(result.args, result.returncode, stdout, stderr)
@@ -45,15 +43,11 @@ def run_cli_bytes(
     preexec_fn: Callable[[], object] | None = None,
     process: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
-    """:func:`run_cli` with the output left as bytes. ``stdin`` is text or bytes to feed, a file
-    descriptor (or ``subprocess.DEVNULL``) to read from, or None for an empty standard input. ``env`` adds
-    to (not replaces) this process's environment.
-
-    The command runs in this process (:func:`in_process`) unless what the test gives needs a process of
-    its own: ``process=True``, a descriptor as standard input, ``preexec_fn``, an environment variable the
-    interpreter reads as it starts, or options that start other processes or a cluster
-    (IN_PROCESS_REFUSED). Both ways run the same ``main``.
-    """
+    """``python -m failure_kinds ARGUMENTS`` as a fresh process runs it, its output as bytes. ``stdin`` is
+    text or bytes to feed, a file descriptor to read from, or None for an empty input; ``env`` adds to
+    this process's environment. It runs in this process (:func:`in_process`) unless something given
+    needs a process of its own: ``process=True``, a descriptor as stdin, ``preexec_fn``, a variable the
+    interpreter reads as it starts, or an option in IN_PROCESS_REFUSED."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     # The interpreter reads PYTHON* and the locale's variables as it starts, so they need a new one.
     starts_interpreter = any(name.startswith(("PYTHON", "LC_", "LANG")) for name in env or {})
@@ -87,12 +81,9 @@ class _Overdue(Exception):
 def in_process(
     arguments: tuple[str, ...], cwd: Path | str, stdin: bytes, env: Mapping[str, str], timeout: float
 ) -> subprocess.CompletedProcess[bytes]:
-    """``failure_kinds.cli.main(arguments)`` in this process, as a fresh process of the command would run
-    it: in ``cwd``, with ``env`` added to the environment, ``stdin`` as standard input and UTF-8 standard
-    streams, and the runtime's declarations and reports as a new process has them, put back afterwards.
-
-    A subprocess pays for a new interpreter and the command's imports each time; the suite ran some 900
-    of them on each Python, and this saves most of that time."""
+    """``failure_kinds.cli.main(arguments)`` as a fresh process would run it: in ``cwd``, with ``env``
+    added, ``stdin`` as standard input, UTF-8 streams and a fresh runtime, all put back afterwards. It
+    saves a new interpreter and the command's imports per call, which the suite makes hundreds of."""
     import io
     import signal
 
@@ -154,10 +145,8 @@ def examples(count: int) -> int:
 
 
 def fresh_environment(folder: Path) -> Path:
-    """A new virtual environment of the Python running the tests, with pip; its bin directory.
-
-    Made by virtualenv where it is installed (`make test` installs it): it links a pip it keeps, where
-    `python -m venv` installs pip anew each time, many times slower. Without it, by venv."""
+    """A new virtual environment of this Python, with pip: its bin directory. Made by virtualenv where
+    installed (`make test` installs it), which links a pip it keeps where venv installs pip anew."""
     maker = ["virtualenv", "--quiet"] if importable("virtualenv") else ["venv"]
     subprocess.run([sys.executable, "-m", *maker, str(folder)], check=True)
     return folder / "bin"
@@ -185,13 +174,16 @@ def importable(name: str) -> bool:
 
 
 def needs(*modules: str) -> pytest.MarkDecorator:
-    """Skip a test (or, as ``pytestmark``, a module) unless every named module can be imported.
-
-    ``make test`` installs every extra and fails on any skip, so a skip here only ever shows on a
-    machine with fewer extras, such as ``pip install . pytest hypothesis``.
-    """
+    """Skip a test (or, as ``pytestmark``, a module) unless every named module can be imported: only on
+    a machine with fewer extras, since ``make test`` installs them all and fails on any skip."""
     missing = [name for name in modules if not importable(name)]
     return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (an optional extra)")
+
+
+def commands_shown(block: str) -> list[tuple[str, str]]:
+    """Each `$ COMMAND` of a documented terminal session, with the output the page shows under it."""
+    chunks = [chunk.partition("\n") for chunk in ("\n" + block).split("\n$ ")[1:]]
+    return [(command, output) for command, _, output in chunks]
 
 
 def doc_recipes() -> dict[str, str]:

@@ -12,7 +12,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from helpers import ROOT
+from helpers import ROOT, commands_shown
 from helpers import command as command_line
 
 PAGE = ROOT / "docs" / "adopting.md"
@@ -32,9 +32,7 @@ def steps() -> list[tuple[str, str]]:
         if step["declaration"]:
             found.append(("declaration", step["body"]))
             continue
-        for chunk in ("\n" + step["body"]).split("\n$ ")[1:]:
-            shown, _, output = chunk.partition("\n")
-            found.append((shown, output))
+        found.extend(commands_shown(step["body"]))
     return found
 
 

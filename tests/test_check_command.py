@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import examples, run_cli, run_cli_bytes
+from helpers import deprecated, examples, run_cli, run_cli_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_validation import watched
 
 import failure_kinds
-from failure_kinds import FAILURE_KINDS
+from failure_kinds import FAILURE_KINDS, FailureKind
 from failure_kinds.commands.check import CHECK_BATCH, NAME_LIMIT, check_name
 from failure_kinds.history import OLDER_LABELS
 
@@ -76,21 +76,11 @@ def test_every_older_label_is_legacy_with_its_replacement(tmp_path: Path) -> Non
     ]
 
 
-def test_a_deprecated_kind_is_registered_and_names_its_replacement(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # No kind is deprecated today; a later release sets replaced_by on the member, as here (in process).
-    replaced = property(lambda kind: failure_kinds.FailureKind.AGENT_TIMEOUT if kind == "cancelled" else None)
-    monkeypatch.setattr(failure_kinds.FailureKind, "replaced_by", replaced)
-    result = run("cancelled", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (
-        0,
-        "cancelled  registered, deprecated: use 'agent_timeout'\n",
-    )
-    assert (
-        json.loads(run("cancelled", "--format", "json", cwd=tmp_path).stdout)[0]["replacement"]
-        == "agent_timeout"
-    )
+def test_a_deprecated_kind_is_registered_and_names_its_replacement(tmp_path: Path) -> None:
+    with deprecated(FailureKind.CANCELLED, FailureKind.AGENT_TIMEOUT):  # run in this process
+        text, as_json = run("cancelled", cwd=tmp_path), run("cancelled", "--format", "json", cwd=tmp_path)
+    assert (text.returncode, text.stdout) == (0, "cancelled  registered, deprecated: use 'agent_timeout'\n")
+    assert json.loads(as_json.stdout)[0]["replacement"] == "agent_timeout"
 
 
 def test_declarations_come_from_config_option_too(
@@ -153,7 +143,6 @@ MALFORMED = st.from_regex(r"[A-Za-z0-9_\- ]{0,10}:[A-Za-z0-9_:\- ]{0,20}\n?", fu
 def test_category_follows_the_declaration_and_agrees_with_the_lint_and_the_warning(name: str) -> None:
     """Malformed exactly when the lint says FK002 and the run-time warning says malformed; undeclared
     exactly when the server is declared and the kind is not."""
-    from failure_kinds._runtime import restore, snapshot
     from failure_kinds.lint import Checker
 
     verdict = check_name(name, DECLARED)
@@ -174,17 +163,9 @@ def test_category_follows_the_declaration_and_agrees_with_the_lint_and_the_warni
     malformed = verdict["category"] == "malformed"
     linted = Checker(namespaces=DECLARED).verdict(name)
     assert malformed == (linted is not None and linted[0] == "FK002")
-    messages: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    saved = snapshot()
-    failure_kinds.logger.addHandler(handler)
-    try:
+    with watched() as (messages, _):
         failure_kinds.declare_namespace("swe_env", DECLARED["swe_env"])
         assert failure_kinds.validate_failure_kind(name) is name
-    finally:
-        failure_kinds.logger.removeHandler(handler)
-        restore(saved)
     warned = [message for message in messages if "; a malformed namespaced kind: the " in message]
     assert len(warned) == malformed
 

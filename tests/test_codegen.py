@@ -70,11 +70,9 @@ def test_every_declaration_gives_a_module_that_states_it(declared: dict[str, lis
     with pytest.MonkeyPatch.context() as monkeypatch:
         namespace, calls = load(source, monkeypatch)
     assert calls == [(server, tuple(kinds)) for server, kinds in declared.items()]
-    assert literal_values(namespace["DeclaredFailureKind"]) == config.declared_names()
-    assert (
-        literal_values(namespace["ProjectFailureKind"])
-        == config.declared_names() | failure_kinds.FAILURE_KINDS
-    )
+    declared_names = config.declared_names()
+    assert literal_values(namespace["DeclaredFailureKind"]) == declared_names
+    assert literal_values(namespace["ProjectFailureKind"]) == declared_names | failure_kinds.FAILURE_KINDS
     for server, kinds in declared.items():
         alias = "".join(part.capitalize() for part in server.split("_")) + "FailureKind"
         assert literal_values(namespace[alias]) == {f"{server}:{kind}" for kind in kinds}
@@ -82,18 +80,13 @@ def test_every_declaration_gives_a_module_that_states_it(declared: dict[str, lis
             assert namespace[f"{server}_{kind}".upper()] == f"{server}:{kind}"
 
 
-@pytest.mark.parametrize(
-    ("namespaces", "message"),
-    [
-        ({"a_b": ("c",), "a": ("b_c",)}, "a:b_c and a_b:c would both be named A_B_C"),
-        (
-            {"swe_env": ("x",), "swe__env": ("y",)},
-            "the server swe__env and the server swe_env would both be named SweEnvFailureKind",
-        ),
-        ({"declared": ("x",)}, "a name the module always defines"),
-        ({}, "nothing is declared"),
-    ],
-)
+@pytest.mark.parametrize(("namespaces", "message"), [
+    ({"a_b": ("c",), "a": ("b_c",)}, "a:b_c and a_b:c would both be named A_B_C"),
+    ({"swe_env": ("x",), "swe__env": ("y",)},
+     "the server swe__env and the server swe_env would both be named SweEnvFailureKind"),
+    ({"declared": ("x",)}, "a name the module always defines"),
+    ({}, "nothing is declared"),
+])  # fmt: skip
 def test_unusable_declarations_are_config_errors(
     namespaces: dict[str, tuple[str, ...]], message: str
 ) -> None:
@@ -204,19 +197,16 @@ OK = '[tool.failure-kinds]\ngenerate = "x.py"\n[tool.failure-kinds.namespaces]\n
 
 
 # A missing --config file: tests/test_cli.py::test_every_command_says_no_such_file_alike.
-@pytest.mark.parametrize(
-    ("pyproject", "arguments", "message"),
-    [
-        (None, (), "no pyproject.toml here or above"),
-        ('[tool.failure-kinds.namespaces]\nswe = ["a"]\n', (), "set generate ="),
-        ("[tool.failure-kinds]\n", ("--output", "x.py"), "nothing is declared"),
-        (OK.replace('"a"', '"Bad"'), (), "the kind 'Bad' does not match"),
-        (OK, ("--output", "missing/x.py"), "the directory missing does not exist"),
-        (OK, ("--output", "-", "--check"), "--check compares with a file"),
-        (OK, ("--output", "fifo.py"), "fifo.py: not a regular file"),
-        (OK, ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
-    ],
-)
+@pytest.mark.parametrize(("pyproject", "arguments", "message"), [
+    (None, (), "no pyproject.toml here or above"),
+    ('[tool.failure-kinds.namespaces]\nswe = ["a"]\n', (), "set generate ="),
+    ("[tool.failure-kinds]\n", ("--output", "x.py"), "nothing is declared"),
+    (OK.replace('"a"', '"Bad"'), (), "the kind 'Bad' does not match"),
+    (OK, ("--output", "missing/x.py"), "the directory missing does not exist"),
+    (OK, ("--output", "-", "--check"), "--check compares with a file"),
+    (OK, ("--output", "fifo.py"), "fifo.py: not a regular file"),
+    (OK, ("--output", "fifo.py", "--check"), "fifo.py: not a regular file"),
+])  # fmt: skip
 def test_usage_errors_are_one_line_and_exit_2(
     tmp_path: Path, pyproject: str | None, arguments: tuple[str, ...], message: str
 ) -> None:
@@ -249,9 +239,7 @@ def generate(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, 
     return code, out.splitlines(), err.splitlines()
 
 
-IN_PROCESS = settings(
-    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+IN_PROCESS = settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @IN_PROCESS
@@ -293,11 +281,7 @@ def test_generate_refuses_to_write_over_the_configuration_it_read(
 
 
 @IN_PROCESS
-@given(
-    depth=st.integers(min_value=1, max_value=3),
-    absolute=st.booleans(),
-    existing=st.booleans(),
-)
+@given(depth=st.integers(min_value=1, max_value=3), absolute=st.booleans(), existing=st.booleans())
 def test_generate_writes_through_a_symbolic_link_and_check_compares_its_target(
     capsys: pytest.CaptureFixture[str], depth: int, absolute: bool, existing: bool
 ) -> None:
@@ -315,17 +299,11 @@ def test_generate_writes_through_a_symbolic_link_and_check_compares_its_target(
             link.symlink_to(following if absolute else os.path.relpath(following, link.parent))
         given_path = links[0]
         arguments = ("--config", str(config), "--output", str(given_path))
-        stale = generate(capsys, *arguments, "--check")
-        assert stale[0] == 1
-        assert stale[2] == [
-            f"failure-kinds generate: {target} (through the symbolic link {given_path}) is "
-            f"{'out of date' if existing else 'missing'}; run failure-kinds generate"
-        ]
-        assert generate(capsys, *arguments) == (
-            0,
-            [f"wrote {target} (through the symbolic link {given_path})"],
-            [],
-        )
+        through = f"{target} (through the symbolic link {given_path})"
+        state = "out of date" if existing else "missing"
+        stale = [f"failure-kinds generate: {through} is {state}; run failure-kinds generate"]
+        assert generate(capsys, *arguments, "--check") == (1, [], stale)
+        assert generate(capsys, *arguments) == (0, [f"wrote {through}"], [])
         assert all(link.is_symlink() for link in links), "every link stays a link"
         module = target.read_text()
         assert module == render_module(load_config(config))
@@ -337,16 +315,11 @@ def test_generate_writes_through_a_symbolic_link_and_check_compares_its_target(
         assert target.read_text() == module
 
 
-# Every character a file name may hold that a terminal or a line reader would act on.
-CRAFTED_NAMES = (
-    st.lists(
-        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\t", "\x07", ":", " ", "\udcff"]),
-        min_size=1,
-        max_size=12,
-    )
-    .map("".join)
-    .filter(lambda name: not name.isprintable())
-)
+# Every character a file name may hold that a terminal or a line reader would act on, and what a forged
+# line of a command's error would hold.
+PIECES = ["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\t", "\x07", ":", " ", ": error: ", "\udcff"]
+CRAFTED_NAMES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join)
+CRAFTED_NAMES = CRAFTED_NAMES.filter(lambda name: not name.isprintable())
 
 
 @IN_PROCESS

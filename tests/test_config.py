@@ -15,6 +15,7 @@ import pytest
 from helpers import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_codegen import CRAFTED_NAMES
 
 from failure_kinds.cli import main
 from failure_kinds.config import SIZE_LIMIT, ConfigError, ProjectConfig, load_config
@@ -81,32 +82,28 @@ def test_where_the_configuration_is_found(tmp_path: Path, monkeypatch: pytest.Mo
     assert load_config() == ProjectConfig()
 
 
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (NAMESPACES + 'Swe = ["a"]\n', "[tool.failure-kinds.namespaces] 'Swe': the server name"),
-        (NAMESPACES + '"swe-env" = ["a"]\n', "'swe-env': the server name does not match"),
-        (NAMESPACES + 'swe = ["Patch"]\n', "'swe': the kind 'Patch' does not match"),
-        (NAMESPACES + 'swe = ["a:b"]\n', "'swe': the kind 'a:b' does not match"),
-        (NAMESPACES + 'swe = ["a", "b", "a"]\n', "'swe': the kind 'a' is declared twice"),
-        (NAMESPACES + 'swe = "a"\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + 'swe = ["a", 1]\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + 'swe = [["a"]]\n', "'swe': must be a list of kind names"),
-        (NAMESPACES + "swe = []\n", "'swe': declares no kinds"),
-        ('[tool.failure-kinds]\nnamespaces = ["swe"]\n', "[tool.failure-kinds.namespaces] must be a table"),
-        ('[tool]\nfailure-kinds = "yes"\n', "[tool.failure-kinds] must be a table"),
-        ('tool = "yes"\n', "[tool] must be a table"),
-        ('[tool.failure-kinds]\nnamespace = {swe = ["a"]}\n', "unknown key 'namespace'"),
-        ("[tool.failure-kinds]\ngenerate = 3\n", "generate: must be the path of a Python file"),
-        ('[tool.failure-kinds]\ngenerate = "out.txt"\n', "generate: 'out.txt' is not a .py file"),
-        ('[tool.failure-kinds]\ngenerate = ""\n', "generate: must be the path of a Python file"),
-        ("[tool.failure-kinds\n", "invalid TOML"),
-        (NAMESPACES + 'swe = ["a"]\nswe = ["b"]\n', "invalid TOML"),
-        *[(body, "invalid TOML") for body in ("a = " + "[" * 5000 + "]" * 5000, "swe = " + "[" * 100_000)],
-        ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "invalid TOML"),
-    ],
-    ids=lambda value: value[:40] if len(value) > 40 else None,
-)
+@pytest.mark.parametrize(("body", "expected"), [
+    (NAMESPACES + 'Swe = ["a"]\n', "[tool.failure-kinds.namespaces] 'Swe': the server name"),
+    (NAMESPACES + '"swe-env" = ["a"]\n', "'swe-env': the server name does not match"),
+    (NAMESPACES + 'swe = ["Patch"]\n', "'swe': the kind 'Patch' does not match"),
+    (NAMESPACES + 'swe = ["a:b"]\n', "'swe': the kind 'a:b' does not match"),
+    (NAMESPACES + 'swe = ["a", "b", "a"]\n', "'swe': the kind 'a' is declared twice"),
+    (NAMESPACES + 'swe = "a"\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + 'swe = ["a", 1]\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + 'swe = [["a"]]\n', "'swe': must be a list of kind names"),
+    (NAMESPACES + "swe = []\n", "'swe': declares no kinds"),
+    ('[tool.failure-kinds]\nnamespaces = ["swe"]\n', "[tool.failure-kinds.namespaces] must be a table"),
+    ('[tool]\nfailure-kinds = "yes"\n', "[tool.failure-kinds] must be a table"),
+    ('tool = "yes"\n', "[tool] must be a table"),
+    ('[tool.failure-kinds]\nnamespace = {swe = ["a"]}\n', "unknown key 'namespace'"),
+    ("[tool.failure-kinds]\ngenerate = 3\n", "generate: must be the path of a Python file"),
+    ('[tool.failure-kinds]\ngenerate = "out.txt"\n', "generate: 'out.txt' is not a .py file"),
+    ('[tool.failure-kinds]\ngenerate = ""\n', "generate: must be the path of a Python file"),
+    ("[tool.failure-kinds\n", "invalid TOML"),
+    (NAMESPACES + 'swe = ["a"]\nswe = ["b"]\n', "invalid TOML"),
+    *[(body, "invalid TOML") for body in ("a = " + "[" * 5000 + "]" * 5000, "swe = " + "[" * 100_000)],
+    ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "invalid TOML"),
+], ids=lambda value: value[:40] if len(value) > 40 else None)  # fmt: skip
 def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expected: str) -> None:
     pyproject = write(tmp_path / "pyproject.toml", body)
     with pytest.raises(ConfigError) as raised:
@@ -119,16 +116,13 @@ def test_malformed_declarations_name_the_entry(tmp_path: Path, body: str, expect
 
 # How a file is made, the error it gives, and whether a pyproject.toml made so is found by the walk up (a
 # missing one or a directory is passed by).
-@pytest.mark.parametrize(
-    ("make", "message", "found"),
-    [
-        (lambda path: None, r"no such file$", False),
-        (lambda path: path.mkdir(), "not a regular file", False),
-        (os.mkfifo, "not a regular file", True),  # must not hang waiting for a writer
-        (lambda path: path.write_bytes(b'generate = "caf\xe9.py"\n'), "not UTF-8", True),
-        (lambda path: (path.touch(), os.truncate(path, SIZE_LIMIT + 1)), "larger than 4 MiB", True),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize(("make", "message", "found"), [
+    (lambda path: None, r"no such file$", False),
+    (lambda path: path.mkdir(), "not a regular file", False),
+    (os.mkfifo, "not a regular file", True),  # must not hang waiting for a writer
+    (lambda path: path.write_bytes(b'generate = "caf\xe9.py"\n'), "not UTF-8", True),
+    (lambda path: (path.touch(), os.truncate(path, SIZE_LIMIT + 1)), "larger than 4 MiB", True),
+])  # fmt: skip
 def test_unreadable_and_odd_files_are_config_errors(
     tmp_path: Path, make: Callable[[Path], object], message: str, found: bool
 ) -> None:
@@ -250,24 +244,16 @@ OTHER_TOOLS = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("keys", "named"),
-    [
-        (OTHER_TOOLS, ()),
-        *(
-            (("ruff", key), (key,))
-            for key in ["failurekinds", "failure-kind", "failure_kind", "FailureKinds"]
-        ),
-        (("ruff", "failre-kinds", "failure-kinsd"), ("failre-kinds", "failure-kinsd")),
-    ],
-)
+@pytest.mark.parametrize(("keys", "named"), [
+    (OTHER_TOOLS, ()),
+    *((("ruff", key), (key,)) for key in ["failurekinds", "failure-kind", "failure_kind", "FailureKinds"]),
+    (("ruff", "failre-kinds", "failure-kinsd"), ("failre-kinds", "failure-kinsd")),
+])  # fmt: skip
 def test_only_a_near_miss_of_the_table_is_named(
     tmp_path: Path, keys: tuple[str, ...], named: tuple[str, ...]
 ) -> None:
-    body = "".join(f"[tool.{key}]\nsetting = 1\n" for key in keys)
-    pyproject = write(
-        tmp_path / "pyproject.toml", body + '[tool.failure-kinds.namespaces]\nswe_env = ["a"]\n'
-    )
+    body = "".join(f"[tool.{key}]\nsetting = 1\n" for key in keys) + NAMESPACES + 'swe_env = ["a"]\n'
+    pyproject = write(tmp_path / "pyproject.toml", body)
     config = load_config(start=tmp_path)
     assert config.namespaces == {"swe_env": ("a",)}
     assert config.warnings == tuple(
@@ -303,20 +289,10 @@ def test_the_command_names_the_misspelled_table_on_stderr(tmp_path: Path) -> Non
 
 
 # A crafted configuration path cannot forge a line in any command's error.
-
-CRAFTED = (
-    st.lists(
-        st.sampled_from(["a", "\n", "\r", "\x1b", "[2J", "\u202e", "\x07", ": error: ", "\udcff"]), min_size=1
-    )
-    .map("".join)
-    .filter(lambda name: not name.isprintable())
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    CRAFTED_NAMES, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"])
 )
-
-
-@settings(
-    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(CRAFTED, st.sampled_from(["missing", "malformed", "not TOML"]), st.sampled_from(["check", "lint"]))
 def test_a_crafted_config_path_is_one_escaped_line_in_every_command(
     capsys: pytest.CaptureFixture[str], name: str, problem: str, command: str
 ) -> None:

@@ -3,7 +3,6 @@ validate_failure_kind logs for a value that is not a string, and a configuration
 
 from __future__ import annotations
 
-import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -11,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_validation import hostile_str, outcome, raise_
 
-import failure_kinds
-from failure_kinds import _runtime, validate_failure_kind
+from failure_kinds import _runtime
 from failure_kinds.config import ConfigError, load_config
 
 LIMIT = 200  # what a warning shows of a value, as docs/validation.md promises
@@ -30,16 +29,7 @@ def escape(text: str) -> str:
 
 def warned(value: object) -> str:
     """The one warning validating ``value`` logs, from a fresh start."""
-    messages: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    failure_kinds._WARNED_UNKNOWN.clear()
-    failure_kinds.logger.addHandler(handler)
-    try:
-        validate_failure_kind(value)
-    finally:
-        failure_kinds.logger.removeHandler(handler)
-    (message,) = messages
+    (message,), _, _ = outcome(value, times=1)
     assert message.isprintable(), ascii(message)
     return message
 
@@ -51,37 +41,29 @@ def shown(value: object) -> str:
     return message.removeprefix("failure kind is not a string: ").rpartition(" of type ")[0]
 
 
-def raising(*arguments: object) -> object:
-    raise RuntimeError("a method of the value's own")
-
-
 # A str subclass whose every method of its own raises.
-Hostile = type(
-    "Hostile", (str,), dict.fromkeys(["__repr__", "__len__", "__getitem__", "__iter__", "__lt__"], raising)
+Hostile = hostile_str(
+    {method: raise_(method) for method in ("__repr__", "__len__", "__getitem__", "__iter__", "__lt__")}
 )
-RaisingRepr = type("RaisingRepr", (), {"__repr__": raising})
+RaisingRepr = type("RaisingRepr", (), {"__repr__": raise_("__repr__")})
 LongName = type("T" * 500, (RaisingRepr,), {})
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        *[(value, repr(value)) for value in [42, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}, 10**50]],
-        *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"})]],
-        # Dicts and sets keep their own order: sorting would run the elements' comparisons.
-        ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
-        # Decimal conversion of an int this size is refused (and quadratic before that).
-        (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
-        ([Hostile("a"), {Hostile("k"): Hostile("v")}], "['a', {'k': 'v'}]"),  # its text, not its methods
-        # What a value cannot say for itself is named by its type.
-        ([1, RaisingRepr()], "[1, <RaisingRepr object whose repr failed>]"),
-        (type("Forged\nERROR", (RaisingRepr,), {})(), "<Forged\\x0aERROR object whose repr failed>"),
-        (LongName(), "<" + "T" * 196 + "..."),
-        (type("StrRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})(), "forged\\x0aline"),
-        (["x" * 1000], "['" + "x" * 195 + "..."),  # cut to the limit, ending in "..."
-    ],
-    ids=lambda value: type(value).__name__[:20],
-)
+@pytest.mark.parametrize(("value", "expected"), [
+    *[(value, repr(value)) for value in [42, 1.5, b"x", ["a", 1], ("a",), {"k": [1]}, 10**50]],
+    *[(value, repr(value)) for value in [frozenset(), set(), {3, 1, 2}, frozenset({"b", "a"})]],
+    # Dicts and sets keep their own order: sorting would run the elements' comparisons.
+    ({"b": 1, "a": 2}, "{'b': 1, 'a': 2}"),
+    # Decimal conversion of an int this size is refused (and quadratic before that).
+    (10**20_000, f"<int of {(10**20_000).bit_length()} bits>"),
+    ([Hostile("a"), {Hostile("k"): Hostile("v")}], "['a', {'k': 'v'}]"),  # its text, not its methods
+    # What a value cannot say for itself is named by its type.
+    ([1, RaisingRepr()], "[1, <RaisingRepr object whose repr failed>]"),
+    (type("Forged\nERROR", (RaisingRepr,), {})(), "<Forged\\x0aERROR object whose repr failed>"),
+    (LongName(), "<" + "T" * 196 + "..."),
+    (type("StrRepr", (), {"__repr__": lambda self: Hostile("forged\nline")})(), "forged\\x0aline"),
+    (["x" * 1000], "['" + "x" * 195 + "..."),  # cut to the limit, ending in "..."
+], ids=lambda value: type(value).__name__[:20])  # fmt: skip
 def test_a_value_reads_as_its_repr_escaped_and_cut(value: object, expected: str) -> None:
     assert shown(value) == expected
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DOCUMENTS, ROOT, doc_recipes, needs, run_cli
+from helpers import DOCUMENTS, ROOT, commands_shown, doc_recipes, needs, run_cli
 
 from failure_kinds import FailureKind
 
@@ -223,10 +223,8 @@ def test_pytest_recipe_passes_and_fails_on_a_misspelling(tmp_path: Path) -> None
         code.replace('"judge_failed"', '"judge_faild"'), encoding="utf-8"
     )
     options = ["-rA", "-p", "no:cacheprovider", "-p", "no:randomly", "--strict-markers"]
-    options.append("--failure-kinds-strict")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", *options], cwd=tmp_path, capture_output=True, text=True
-    )
+    command = [sys.executable, "-m", "pytest", *options, "--failure-kinds-strict"]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 1, result.stdout + result.stderr
     outcomes = re.findall(r"^(PASSED|FAILED) (\w+\.py)::", result.stdout, flags=re.MULTILINE)
     # The test the marker allows its misspelling passes in both files.
@@ -237,12 +235,7 @@ def test_pytest_recipe_passes_and_fails_on_a_misspelling(tmp_path: Path) -> None
 
 def sessions() -> list[tuple[str, str, str]]:
     """(page, command, output) for every `$ COMMAND` of every commands block."""
-    found: list[tuple[str, str, str]] = []
-    for document, body in blocks(COMMANDS):
-        for chunk in ("\n" + body).split("\n$ ")[1:]:
-            shown_command, _, output = chunk.partition("\n")
-            found.append((document.name, shown_command, output))
-    return found
+    return [(document.name, *shown) for document, body in blocks(COMMANDS) for shown in commands_shown(body)]
 
 
 @pytest.mark.parametrize(("document", "shown", "output"), sessions(), ids=lambda value: value[:30])
@@ -400,15 +393,11 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
 # Zensical reports every broken link and anchor of a build, but stops at the first API reference it cannot
 # find: two builds.
 BROKEN = {
-    "link and anchor": (
-        {"quickstart.md": "[gone](missing.md)\n\n[gone](audit.md#no-such-heading)"},
-        ["page does not exist", "anchor does not exist"],
-    ),
-    "api-reference": (
-        {"api.md": "::: failure_kinds.no_such_function"},
-        ["failure_kinds.no_such_function could not be found"],
-    ),
-}
+    "link and anchor": ({"quickstart.md": "[gone](missing.md)\n\n[gone](audit.md#no-such-heading)"},
+                        ["page does not exist", "anchor does not exist"]),
+    "api-reference": ({"api.md": "::: failure_kinds.no_such_function"},
+                      ["failure_kinds.no_such_function could not be found"]),
+}  # fmt: skip
 
 
 @pytest.mark.interpreter_independent
@@ -456,10 +445,8 @@ def test_diff_prints_changes_in_the_order_the_vocabulary_page_gives() -> None:
 
 
 def parquet_script(*arguments: str) -> subprocess.CompletedProcess[str]:
-    script = ROOT / "examples" / "make_parquet_example.py"
-    return subprocess.run(
-        [sys.executable, str(script), *arguments], capture_output=True, text=True, timeout=120
-    )
+    command = [sys.executable, str(ROOT / "examples" / "make_parquet_example.py"), *arguments]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
 @needs("pyarrow")

@@ -13,7 +13,7 @@ import pytest
 from helpers import warnings_of
 from hypothesis import given
 from hypothesis import strategies as st
-from test_validation import outcome
+from test_validation import hostile_str, outcome, raise_
 
 import failure_kinds
 from failure_kinds import OTHER_LABEL, is_namespaced, metric_label, validate_failure_kind
@@ -82,19 +82,10 @@ def test_the_registry_names_reproduce_the_registry() -> None:
     assert {type(tier) for tier in tiers} == {frozenset}
 
 
-class Hostile(str):
-    def __hash__(self) -> int:
-        raise RuntimeError("hash")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("eq")
-
-    __ne__ = __eq__  # type: ignore[assignment]
+Hostile = hostile_str({method: raise_(method) for method in ("__hash__", "__eq__", "__ne__")})
 
 
-@given(
-    st.one_of(st.text(max_size=300), st.binary(max_size=50), st.integers(), st.none(), st.lists(st.text()))
-)
+@given(st.text(max_size=300) | st.binary(max_size=50) | st.integers() | st.none() | st.lists(st.text()))
 def test_older_label_looks_up_a_label_and_nothing_else(value: object) -> None:
     found = older_label(value)
     assert found is None or (isinstance(value, str) and found.label == value)
@@ -146,15 +137,12 @@ USES = [
     ("import failure_kinds\nvalues = [failure_kinds.{names_by_attribute}]", 2),
     ("import failure_kinds\nfound = [hasattr(failure_kinds, name) for name in {names_as_strings}]", 2),
 ]
+NAMES = st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"])
+OLDER_TEXTS = st.sampled_from(sorted(OLDER))
 
 
 @given(
-    names=st.lists(
-        st.sampled_from([*sorted(label.upper() for label in OLDER), "RegistryStatus"]),
-        min_size=1,
-        max_size=5,
-        unique=True,
-    ),
+    names=st.lists(NAMES, min_size=1, max_size=5, unique=True),
     use=st.sampled_from(USES),
     aliased=st.booleans(),
 )
@@ -235,11 +223,7 @@ def test_any_attribute_name_resolves_or_raises_attribute_error(name: str) -> Non
 
 
 @given(
-    st.one_of(
-        st.sampled_from(sorted(OLDER)),
-        st.text(max_size=40).map(lambda text: "peer_drop" + text),
-        st.builds(lambda label: type("Label", (str,), {})(label), st.sampled_from(sorted(OLDER))),
-    )
+    OLDER_TEXTS | st.text(max_size=40).map("peer_drop".__add__) | OLDER_TEXTS.map(type("Label", (str,), {}))
 )
 def test_older_shapes_are_reported_and_labelled_by_their_text_and_never_raise(value: str) -> None:
     warned, _, label = outcome(value)

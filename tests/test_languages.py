@@ -42,12 +42,8 @@ def recipe(language: str) -> str:
 def uncommented(code: str) -> tuple[str, int, str]:
     """``code`` with its misspelled line uncommented, that line's number and the error the page shows."""
     (found,) = MISSPELLED.finditer(code)
-    line = code[: found.start()].count("\n") + 1
-    return (
-        code[: found.start()] + found["indent"] + found["code"] + code[found.end("code") :],
-        line,
-        found["error"],
-    )
+    broken = code[: found.start()] + found["indent"] + found["code"] + code[found.end("code") :]
+    return broken, code[: found.start()].count("\n") + 1, found["error"]
 
 
 def export(folder: Path, language: str, declaration: str | None = DECLARATION) -> str:

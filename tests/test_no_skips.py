@@ -42,10 +42,8 @@ def test_a_skipped_test_or_module_fails_only_under_the_variable(tmp_path: Path, 
     a plugin and nothing else of it."""
     (tmp_path / "test_case.py").write_text(SKIPPING, encoding="utf-8")
     (tmp_path / "test_module.py").write_text(SKIPPED_MODULE, encoding="utf-8")
-    environment = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
-    }
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    environment = {**os.environ, "PYTHONPATH": path}
     environment.pop(NO_SKIPS, None)
     environment |= {NO_SKIPS: "1"} if no_skips else {}
     plugins = ["-p", "conftest", "-p", "no:cacheprovider", "-p", "no:randomly"]

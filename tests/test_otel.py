@@ -20,30 +20,25 @@ from opentelemetry.trace import StatusCode, Tracer
 import failure_kinds as fk
 from failure_kinds.otel import ERROR_TYPE, FailureCounter, failure_counter, record_failure
 
-
-@pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
+Traced, Counted = tuple[Tracer, InMemorySpanExporter], tuple[FailureCounter, InMemoryMetricReader]
 
 
 @pytest.fixture
-def tracer(exporter: InMemorySpanExporter) -> Iterator[Tracer]:
-    provider = TracerProvider()
+def traced() -> Iterator[Traced]:
+    """A tracer and the exporter that holds its finished spans."""
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    yield provider.get_tracer("tests")
+    yield provider.get_tracer("tests"), exporter
     provider.shutdown()
 
 
 @pytest.fixture
-def reader() -> InMemoryMetricReader:
-    return InMemoryMetricReader()
-
-
-@pytest.fixture
-def counter(reader: InMemoryMetricReader) -> Iterator[FailureCounter]:
+def counted() -> Iterator[Counted]:
+    """A failure counter, with swe_env declared, and the reader of what it counts."""
     fk.declare_namespace("swe_env", ["patch_apply_failed"])
+    reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
-    yield failure_counter(provider.get_meter("tests"))
+    yield failure_counter(provider.get_meter("tests")), reader
     provider.shutdown()
 
 
@@ -59,15 +54,9 @@ def points(reader: InMemoryMetricReader) -> list[NumberDataPoint]:
 
 @pytest.mark.parametrize(("kind", "label", "warns"), KIND_CASES)
 def test_a_kind_is_its_bounded_label_on_the_span_and_the_counter(
-    kind: object,
-    label: str,
-    warns: bool,
-    tracer: Tracer,
-    exporter: InMemorySpanExporter,
-    counter: FailureCounter,
-    reader: InMemoryMetricReader,
-    caplog: pytest.LogCaptureFixture,
+    kind: object, label: str, warns: bool, traced: Traced, counted: Counted, caplog: pytest.LogCaptureFixture
 ) -> None:
+    (tracer, exporter), (counter, reader) = traced, counted
     with tracer.start_as_current_span("rollout") as span:
         assert record_failure(span, kind, "no verdict after 3 tries") == label
     (recorded,) = exporter.get_finished_spans()
@@ -84,9 +73,8 @@ def test_a_kind_is_its_bounded_label_on_the_span_and_the_counter(
     assert len(warnings_of(caplog)) == warns
 
 
-def test_garbage_keeps_error_type_bounded_and_kinds_counted_exactly(
-    tracer: Tracer, exporter: InMemorySpanExporter, counter: FailureCounter, reader: InMemoryMetricReader
-) -> None:
+def test_garbage_keeps_error_type_bounded_and_kinds_counted_exactly(traced: Traced, counted: Counted) -> None:
+    (tracer, exporter), (counter, reader) = traced, counted
     garbage = garbage_kinds(10_000)
     expected = Counter[str]()
     for index, value in enumerate(garbage):

@@ -91,8 +91,7 @@ def test_the_default_registry_is_prometheus_clients() -> None:
     counter = failure_counter("failure_kinds_test_failures", "Counted in the default registry.")
     try:
         counter.inc("cancelled")
-        assert (
-            REGISTRY.get_sample_value("failure_kinds_test_failures_total", {"failure_kind": "cancelled"}) == 1
-        )
+        sample = REGISTRY.get_sample_value("failure_kinds_test_failures_total", {"failure_kind": "cancelled"})
+        assert sample == 1
     finally:
         REGISTRY.unregister(counter.counter)

@@ -26,41 +26,20 @@ class RolloutFailure(pydantic.BaseModel):
     previous_kind: FailureKindField | None = None
 
 
-@pytest.mark.parametrize(
-    ("kinds", "warned"),
-    [
-        (
-            [
-                "transport_timeout",
-                fk.SESSION_LOST,
-                fk.FailureKind.CANCELLED,
-                fk.namespaced("my_env", "quota"),
-            ],
-            [],
-        ),
-        (["shutdown", "cancelled"], []),
-        (
-            ["judge_faild", "judge_faild"],
-            ["unregistered failure_kind 'judge_faild'; did you mean 'judge_failed'?"],
-        ),
-        (
-            ["oom_killed", "oom_killed", "timeout_exceeded"],
-            [
-                "unregistered failure_kind 'oom_killed'; an older label: use 'provider_oom_killed'.",
-                "unregistered failure_kind 'timeout_exceeded'; an older label without a single replacement: "
-                + OLDER_LABELS["timeout_exceeded"].note
-                + ".",
-            ],
-        ),
-        (
-            ["model_env:quota_hit", "model_env:quota_hti"],
-            [
-                "undeclared failure kind 'model_env:quota_hti' in declared namespace 'model_env'; "
-                "did you mean 'model_env:quota_hit'?"
-            ],
-        ),
-    ],
-)
+NOTE, UNREGISTERED = OLDER_LABELS["timeout_exceeded"].note, "unregistered failure_kind "
+
+
+@pytest.mark.parametrize(("kinds", "warned"), [
+    (["transport_timeout", fk.SESSION_LOST, fk.FailureKind.CANCELLED, fk.namespaced("my_env", "quota")], []),
+    (["shutdown", "cancelled"], []),
+    (["judge_faild", "judge_faild"], [UNREGISTERED + "'judge_faild'; did you mean 'judge_failed'?"]),
+    (["oom_killed", "oom_killed", "timeout_exceeded"], [
+        UNREGISTERED + "'oom_killed'; an older label: use 'provider_oom_killed'.",
+        UNREGISTERED + f"'timeout_exceeded'; an older label without a single replacement: {NOTE}."]),
+    (["model_env:quota_hit", "model_env:quota_hti"], [
+        "undeclared failure kind 'model_env:quota_hti' in declared namespace 'model_env'; did you mean"
+        " 'model_env:quota_hit'?"]),
+])  # fmt: skip
 def test_every_string_is_kept_as_a_plain_str_and_reported_once(
     kinds: list[str], warned: list[str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -128,9 +128,8 @@ def test_the_release_names_its_version_in_the_changelog_and_carries_the_license(
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, flags=re.MULTILINE)
     assert releases[0] == VERSION, "the newest release in CHANGELOG.md is the current version"
     assert "## [Unreleased]" in changelog
-    assert tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["license"] == (
-        "Apache-2.0"
-    )
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "Apache-2.0"
     lines = [line.strip() for line in LICENSE.splitlines() if line.strip()]
     assert lines[:3] == ["Apache License", "Version 2.0, January 2004", "http://www.apache.org/licenses/"]
     assert "END OF TERMS AND CONDITIONS" in LICENSE

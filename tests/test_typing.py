@@ -7,13 +7,10 @@ that must report its line:
     # expect-error: mypy pyright basedpyright   exactly these; the others must stay silent
     # expect-error: none                   no checker sees it (the lint, audit or runtime must)
 
-Each checker must report exactly the lines marked for it, so a marker is both a promise and an admission.
-Every checker runs once on the whole case folder for each supported Python version (pyproject.toml's
-classifiers), given by its own version option: a checker's verdict does not depend on the interpreter
-running it, so these tests are marked interpreter_independent and `make test` runs them on its first
-Python only. The table in docs/typing.md of which tool catches which mistake is derived from the same runs
-(and from `failure-kinds lint` on the same files) and compared with what the page says, for every version.
-"""
+Each checker must report exactly the lines marked for it: a marker is both a promise and an admission.
+Each checker runs once on the case folder per supported Python version (pyproject.toml's classifiers),
+told by its version option, so these tests are interpreter_independent. docs/typing.md's table of which
+tool catches which mistake is derived from the same runs (and `failure-kinds lint`) and compared."""
 
 from __future__ import annotations
 
@@ -154,8 +151,7 @@ def checkers_on(cases: Path, python: Path, version: str) -> dict[str, set[Line]]
     files = sorted(path.name for path in cases.glob("*.py"))
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            checker: pool.submit(checker_errors, checker, cases, python, files, version)
-            for checker in CHECKERS
+            name: pool.submit(checker_errors, name, cases, python, files, version) for name in CHECKERS
         }
         return {checker: future.result() for checker, future in futures.items()}
 
@@ -241,13 +237,9 @@ CLAIMS = {
     "mypy without warn_unreachable": ("mypy", "[tool.mypy]\nstrict = true\n", ["fail_match_typo.py"], "none"),
     "pyright, comparisons": ("pyright", None, ["fail_equality.py", "fail_match_typo.py"], "none"),
     "pyrefly without configuration": ("pyrefly", None, FAILING, "none"),
-    "pyrefly strict without unreachable-match-case": (
-        "pyrefly",
-        '[tool.pyrefly]\npreset = "strict"\n',
-        ["fail_match_typo.py"],
-        "none",
-    ),
-}
+    "pyrefly strict without unreachable-match-case":
+        ("pyrefly", '[tool.pyrefly]\npreset = "strict"\n', ["fail_match_typo.py"], "none"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("claim", CLAIMS)
@@ -267,13 +259,10 @@ def test_docs_name_the_pinned_versions() -> None:
     found = re.search(r"Versions tested: (.*?) \(pinned", PAGE, flags=re.DOTALL)
     assert found, "the typing page names the checker versions it was tested with"
     named = dict(item.split() for item in found[1].replace("\n", " ").split(", "))
-    extras = PYPROJECT["project"]["optional-dependencies"].values()
-    pins = dict(
-        requirement.split("==")
-        for requirements in extras
-        for requirement in requirements
-        if "==" in requirement
-    )
+    requirements = [
+        item for extra in PYPROJECT["project"]["optional-dependencies"].values() for item in extra
+    ]
+    pins = dict(requirement.split("==") for requirement in requirements if "==" in requirement)
     assert named == {checker: pins[checker] for checker in CHECKERS}
     # The environment running the checkers holds exactly those versions.
     assert named == {checker: metadata.version(checker) for checker in CHECKERS}

@@ -39,8 +39,7 @@ MESSAGE_LIMIT = 200 + 200 + 300
 
 
 def unregistered(text: str, said: str = "") -> str:
-    """The warning for ``text``, which upstream calls unregistered: upstream's first and last words, what we
-    ``said`` of it and how to register a kind between them."""
+    """The warning for ``text``: upstream's words around what we ``said`` and how to register a kind."""
     return f"unregistered failure_kind {text!r}; {said}{HOW}. Reported once per name."
 
 
@@ -403,9 +402,8 @@ def test_work_and_memory_are_bounded_whatever_arrives(caplog: pytest.LogCaptureF
         validate_all([index, "w" * 10_000] for index in range(1_100))
         validate_all(index * 10**3000 for index in range(1_100))
 
-    assert (
-        traced(fill)[0] < 8 * 1024 * 1024
-    )  # the stated bound for all that is remembered (~2 MiB is reached)
+    # The stated bound for all that is remembered (~2 MiB is reached).
+    assert traced(fill)[0] < 8 * 1024 * 1024
     validate_all(f"warm_env:kind_{index}" for index in range(5_000))
     # Twelve times the silent cache's capacity: any memory kept per value would pass 64 KiB here.
     flood = (f"flood_{index}" if index % 10 else f"flood_env:kind_{index}" for index in range(50_000))
@@ -449,9 +447,7 @@ texts = st.one_of(
 
 
 @given(text=texts, methods=st.sampled_from(sorted(LOOKALIKES)), declared=st.booleans(), equal=st.booleans())
-@example(
-    text="timeout", methods="case insensitive", declared=False, equal=True
-)  # labelled as its replacement
+@example(text="timeout", methods="case insensitive", declared=False, equal=True)  # labelled as a replacement
 def test_a_value_is_judged_by_what_it_is_never_by_what_its_methods_claim(
     text: str, methods: str, declared: bool, equal: bool
 ) -> None:
@@ -478,10 +474,8 @@ def test_a_value_is_judged_by_what_it_is_never_by_what_its_methods_claim(
         CALLS.clear()
         expected = outcome(text)
         assert outcome(lookalike) == expected
-        assert (is_registered(lookalike), is_namespaced(lookalike)) == (
-            is_registered(text),
-            is_namespaced(text),
-        )
+        judged = (is_registered(text), is_namespaced(text))
+        assert (is_registered(lookalike), is_namespaced(lookalike)) == judged
         with watched() as (messages, observed):
             for value in others:
                 for _ in range(3):
@@ -580,31 +574,22 @@ def test_a_declared_servers_undeclared_kinds_are_reported_whenever_it_declared(
     assert len(warnings_of(caplog)) == 2
 
 
-@pytest.mark.parametrize(
-    ("server", "kinds", "message"),
-    [
-        ("Swe-Env", ["a"], r"the server 'Swe-Env' does not match"),
-        ("", ["a"], r"the server '' does not match"),
-        (None, ["a"], r"the server None does not match"),
-        ("swe_env:x", ["a"], r"the server 'swe_env:x' does not match"),
-        ("swe_env", "patch_apply_failed", r"not the single value 'patch_apply_failed'"),
-        ("swe_env", b"patch", r"names \(strings\), not b'patch' of type bytes; write \['patch'\]$"),
-        (
-            "swe_env",
-            [b"patch"],
-            r"the kind b'patch' of server 'swe_env' is not a string but bytes; write 'patch'$",
-        ),
-        ("swe_env", bytearray(b"\xff"), r"not bytearray\(b'\\xff'\) of type bytearray$"),
-        ("swe_env", 5, r"not 5 of type int"),
-        ("swe_env", HIDDEN, r"kind names, not <.*Hidden object at .*> of type Hidden$"),
-        ("swe_env", ["ok", 5], r"the kind 5 of server 'swe_env' is not a string but int"),
-        ("swe_env", ["ok", "Bad"], r"the kind 'Bad' of server 'swe_env' does not match"),
-        ("swe_env", ["ok", "a:b"], r"the kind 'a:b' of server 'swe_env' does not match"),
-        ("swe_env", ["bad\n\x1b[2J"], r"the kind 'bad\\n\\x1b\[2J' of server"),
-        ("swe_env", [], r"^declare_namespace: the server 'swe_env' declares no kinds$"),
-        ("swe_env", iter(()), r"the server 'swe_env' declares no kinds"),
-    ],
-)
+@pytest.mark.parametrize(("server", "kinds", "message"), [
+    *[(name, ["a"], rf"the server {name!r} does not match") for name in ("Swe-Env", "", None, "swe_env:x")],
+    ("swe_env", "patch_apply_failed", r"not the single value 'patch_apply_failed'"),
+    ("swe_env", b"patch", r"names \(strings\), not b'patch' of type bytes; write \['patch'\]$"),
+    ("swe_env", [b"patch"],
+     r"the kind b'patch' of server 'swe_env' is not a string but bytes; write 'patch'$"),
+    ("swe_env", bytearray(b"\xff"), r"not bytearray\(b'\\xff'\) of type bytearray$"),
+    ("swe_env", 5, r"not 5 of type int"),
+    ("swe_env", HIDDEN, r"kind names, not <.*Hidden object at .*> of type Hidden$"),
+    ("swe_env", ["ok", 5], r"the kind 5 of server 'swe_env' is not a string but int"),
+    ("swe_env", ["ok", "Bad"], r"the kind 'Bad' of server 'swe_env' does not match"),
+    ("swe_env", ["ok", "a:b"], r"the kind 'a:b' of server 'swe_env' does not match"),
+    ("swe_env", ["bad\n\x1b[2J"], r"the kind 'bad\\n\\x1b\[2J' of server"),
+    ("swe_env", [], r"^declare_namespace: the server 'swe_env' declares no kinds$"),
+    ("swe_env", iter(()), r"the server 'swe_env' declares no kinds"),
+])  # fmt: skip
 def test_declare_namespace_rejects_bad_arguments_naming_them(
     server: object, kinds: object, message: str
 ) -> None:

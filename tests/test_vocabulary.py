@@ -48,9 +48,8 @@ def test_the_enum_the_constants_and_the_set_are_exactly_the_spec() -> None:
     assert type(failure_kinds.FAILURE_KINDS) is frozenset
     assert set(SPEC.values()) == failure_kinds.FAILURE_KINDS
     assert all(type(value) is str for value in failure_kinds.FAILURE_KINDS)
-    assert set(SPEC) | {"FAILURE_KINDS", "declare_namespace", "Stage", "FailureStage"} <= set(
-        failure_kinds.__all__
-    )
+    exported = set(failure_kinds.__all__)
+    assert set(SPEC) | {"FAILURE_KINDS", "declare_namespace", "Stage", "FailureStage"} <= exported
     assert all(hasattr(failure_kinds, name) for name in failure_kinds.__all__)
 
 
@@ -157,10 +156,8 @@ def test_domains_group_kinds_in_enum_order() -> None:
 
 
 def test_each_kind_records_its_first_release_and_none_is_deprecated_today() -> None:
-    assert {kind.name: kind.since for kind in FailureKind} == {
-        **dict.fromkeys(SEED, "0.1.0"),
-        **dict.fromkeys(LATER, "0.3.0"),
-    }
+    releases = {**dict.fromkeys(SEED, "0.1.0"), **dict.fromkeys(LATER, "0.3.0")}
+    assert {kind.name: kind.since for kind in FailureKind} == releases
     assert [kind for kind in FailureKind if kind.replaced_by is not None] == []
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs
+from helpers import ROOT, commands_shown, needs
 from helpers import command as command_line
 
 EXAMPLE = ROOT / "examples" / "swe_env"
@@ -35,8 +35,7 @@ def shown_commands() -> list[tuple[str, str]]:
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
     blocks = [found for page in pages if (found := BLOCK.search(page.read_text(encoding="utf-8")))]
     assert len(blocks) == 1, "exactly one page shows the worked example"
-    chunks = [chunk.partition("\n") for chunk in ("\n" + blocks[0]["body"]).split("\n$ ")[1:]]
-    return [(command, output.rstrip("\n") + "\n") for command, _, output in chunks]
+    return [(command, output.rstrip("\n") + "\n") for command, output in commands_shown(blocks[0]["body"])]
 
 
 def test_the_example_shows_every_tool() -> None:
