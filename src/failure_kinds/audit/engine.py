@@ -11,29 +11,38 @@ an absent field from a null one, so the start of the first inputs is looked at a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import json
 import os
+import pickle
 import re
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import cast
 
 from failure_kinds._display import plain
+from failure_kinds._signals import STOPPING, held
 
-from .errors import AuditError, cannot_start
+from .errors import AuditError, cannot_start, describe_read_error
 from .partial import BOM
 from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
 from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri, make_decoder
 from .tasks import (
     LOCAL,
+    MIN_CHUNK_BYTES,
+    OUT_OF_MEMORY,
     STREAM,
     OrderedMerge,
     audit_tasks,
     batch_size,
+    batched,
     chunk_bytes_for,
     failed_batch,
     plan,
@@ -171,13 +180,15 @@ def audit_jobs(
     """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
     PARALLEL_MIN_BYTES in all (unless ``chunk_bytes`` is given), a stream among them, or one job: in this
     process, in one pass."""
+    with held():  # msgspec can crash when interrupted as it loads or makes its first decoder
+        make_decoder(settings.field.split("."), fast)  # forked workers share it too
     tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
     total = sum(task.size for task in tasks)
     small = chunk_bytes is None and total < PARALLEL_MIN_BYTES
     if len(tasks) <= 1 or small or any(task.kind == STREAM for task in tasks):
-        batch = plan(sources, 1, 0)
-        meter = Progress(None, 0)
-        return run_here([batch], settings, None, meter, fast, Progress(progress), heads)
+        # Batches of several files, so that running out of memory names only the files of one.
+        batches = batched(plan(sources, 1, 0), MIN_CHUNK_BYTES)
+        return run_here(batches, settings, None, Progress(None, 0), fast, Progress(progress), heads)
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
     return audit_tasks(tasks, settings, pool_runner(jobs, fast), progress, batch_bytes)
@@ -186,7 +197,8 @@ def audit_jobs(
 def pool_runner(jobs: int, fast: bool) -> Runner:
     """A process pool of ``jobs`` workers: forked on Linux from a process with no other thread, else
     started by forkserver (pyarrow, once imported, runs a thread pool that could hold a lock as a fork
-    copies it); spawned off Linux."""
+    copies it); spawned off Linux. A worker hands each partial back through a file of its own (see
+    ``_work_in_file``), in a folder removed however the run ends."""
     import multiprocessing
 
     if sys.platform != "linux":
@@ -204,25 +216,29 @@ def pool_runner(jobs: int, fast: bool) -> Runner:
         if workers == 0 or not _room_for_pool(workers):
             return run_here(batches, settings, pins, meter, fast)
         if context.get_start_method() == "fork":
-            # What every worker loads is loaded here first: forked workers share it instead of each
-            # loading it again (msgspec, and the older labels that classifying a value may need).
-            make_decoder(settings.field.split("."), fast)
-            settings.category("")
+            settings.category("")  # the older labels classifying a value may need: loaded once, shared
         merge = OrderedMerge()
+        folder = ""
         try:
+            folder = tempfile.mkdtemp(prefix="failure-kinds-")
             lost = _run_pool(
-                batches, range(len(batches)), workers, context, settings, pins, fast, merge, meter
+                batches, range(len(batches)), workers, context, (settings, pins, fast, folder), merge, meter
             )
             # A worker that died broke the pool and every batch it still held: each of those runs again
             # alone, so only the batch that kills its worker fails.
             for index in lost:
-                if _run_pool(batches, [index], 1, context, settings, pins, fast, merge, meter):
+                if _run_pool(batches, [index], 1, context, (settings, pins, fast, folder), merge, meter):
                     merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
+            return merge.result(settings)
         except OSError as error:  # no descriptor or process left to start a worker
-            raise AuditError(cannot_start(jobs, error)) from None
-        except RuntimeError:  # the pool's thread could not start (RLIMIT_NPROC counts threads too)
-            return run_here(batches, settings, pins, meter, fast)
-        return merge.result(settings)
+            if error.errno != errno.ENOMEM:
+                raise AuditError(cannot_start(jobs, error)) from None
+        except (RuntimeError, MemoryError):  # a thread of the pool could not start, or it died
+            pass
+        finally:
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
+        return run_here(batches, settings, pins, meter, fast)  # out of the handler, which held memory
 
     return run
 
@@ -253,58 +269,112 @@ def _run_pool(
     indexes: Sequence[int],
     workers: int,
     context: BaseContext,
-    settings: AuditSettings,
-    pins: Pins | None,
-    fast: bool,
+    task: tuple[AuditSettings, Pins | None, bool, str],
     merge: OrderedMerge,
     meter: Progress,
 ) -> list[int]:
     """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
-    worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""
+    worker died (in order). ``task``: the settings, pins, decoder choice and folder of ``_work_in_file``.
+    On any error (no process or thread, a signal) the workers are killed first.
+
+    A thread of the pool that dies (of MemoryError, or a thread it cannot start) would leave the futures
+    waiting forever: such a death is a RuntimeError here."""
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     lost: list[int] = []
     before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
-    futures: dict[Future[PartialReport], int] = {}
+    died: Future[tuple[str, str]] = Future()  # done when a thread of the pool dies
+    excepthook = threading.excepthook
+
+    def thread_died(arguments: threading.ExceptHookArgs) -> None:
+        with contextlib.suppress(Exception):  # another thread said so first
+            died.set_result(("", ""))
+
+    threading.excepthook = thread_died
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker)
+    futures: dict[Future[tuple[str, str]], int] = {}
     try:
-        # SIGINT held back while workers start (a submit may start one), so that each ignores it
-        # (_ignore_interrupts) before it could get it; a Ctrl-C meanwhile comes here once they have.
+        # The stopping signals held back while workers start (a submit may start one), so that each sets
+        # its own handlers (_start_worker) before it could get one; one meanwhile comes here once they have.
         masks = hasattr(signal, "pthread_sigmask")  # not on Windows
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masks else set[signal.Signals]()
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING) if masks else set[signal.Signals]()
         try:
             for index in indexes:
-                futures[pool.submit(work, batches[index], settings, pins, fast)] = index
+                futures[pool.submit(_work_in_file, batches[index], *task)] = index
         finally:
             if masks:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        for future in as_completed(futures):
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for future in as_completed([*futures, died]):
+            if future is died:
+                raise RuntimeError("a thread of the process pool died")
+            index = futures.pop(future)
+            partial: PartialReport | None = None
+            error = ""
             try:
-                merge.add(futures[future], future.result())
+                name, error = future.result()
+                partial = _read_partial(task[3], name) if name else None
             except BrokenProcessPool:
-                lost.append(futures[future])
-                continue
-            meter.advance(batch_size(batches[futures[future]]))
+                lost.append(index)
+            except MemoryError:  # here: the batch sent, or its partial read back
+                error = OUT_OF_MEMORY
+            if partial is not None or error:
+                merge.add(index, failed_batch(batches[index], task[0], error) if partial is None else partial)
+                meter.advance(batch_size(batches[index]))
+            if not futures:
+                break
         pool.shutdown(wait=True)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
         stopping = [child for child in multiprocessing.active_children() if child not in before]
         for child in stopping:
-            child.terminate()
+            child.kill()
         for child in stopping:
             child.join(5)
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        threading.excepthook = excepthook
     return sorted(lost)
 
 
-def _ignore_interrupts() -> None:
-    """A worker's first act: ignore SIGINT (the main process stops the workers), then unblock it."""
+def _work_in_file(
+    batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, folder: str
+) -> tuple[str, str]:
+    """What a pool worker does with a batch: its partial pickled into a new file in ``folder``, and the
+    file's name (and ""); or "" and why there is none. Either is a message one write delivers whole: the pool's
+    manager thread reads a message once its first byte arrives, and would wait forever for the rest of
+    one its worker died writing."""
+    try:
+        partial = work(batch, settings, pins, fast)
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as file:
+            pickle.dump(partial, file, pickle.HIGHEST_PROTOCOL)
+        return os.path.basename(file.name), ""
+    except MemoryError:
+        return "", OUT_OF_MEMORY
+    except OSError as error:  # the folder's filesystem is full
+        return "", f"its counts could not be written ({describe_read_error(error)})"
 
+
+def _read_partial(folder: str, name: str) -> PartialReport:
+    path = os.path.join(folder, name)
+    try:
+        with open(path, "rb") as file:
+            return cast("PartialReport", pickle.load(file))
+    finally:
+        os.remove(path)
+
+
+def _start_worker() -> None:
+    """A worker's first act: ignore SIGINT (the main process stops the workers), give SIGTERM and SIGHUP
+    their default action (a forked worker has the handlers of the main process, which raise), then
+    unblock them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in STOPPING:
+        if number != signal.SIGINT:
+            signal.signal(number, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 # Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of

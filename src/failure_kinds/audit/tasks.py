@@ -12,6 +12,7 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
@@ -65,6 +66,7 @@ GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
 UNREADABLE: Final = "unreadable"
+OUT_OF_MEMORY: Final = "out of memory while reading"
 
 
 @dataclass(frozen=True)
@@ -227,10 +229,10 @@ def work(
 ) -> PartialReport:
     """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
     that runs out of memory gives a partial that says so rather than a lost worker."""
-    try:
-        return run_batch(batch, settings, pins, fast, opener)
-    except MemoryError:
-        return failed_batch(batch, settings, "out of memory while reading")
+    partial = None
+    with contextlib.suppress(MemoryError):  # failed_batch runs once what the read held is freed
+        partial = run_batch(batch, settings, pins, fast, opener)
+    return failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial
 
 
 def add_task(
@@ -379,7 +381,10 @@ def run_here(
     """The batches read one after the other in this process."""
     merge = OrderedMerge()
     for index, batch in enumerate(batches):
-        merge.add(index, run_batch(batch, settings, pins, fast, local, progress, heads))
+        partial = None
+        with contextlib.suppress(MemoryError):  # as in work
+            partial = run_batch(batch, settings, pins, fast, local, progress, heads)
+        merge.add(index, failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial)
         meter.advance(batch_size(batch))
     return merge.result(settings)
 
