@@ -29,7 +29,7 @@ from typing import cast
 from failure_kinds._display import plain
 from failure_kinds._signals import STOPPING, held
 
-from .errors import AuditError, cannot_start, describe_read_error
+from .errors import OUT_OF_MEMORY, AuditError, cannot_start, describe_read_error
 from .partial import BOM
 from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
@@ -37,7 +37,6 @@ from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri
 from .tasks import (
     LOCAL,
     MIN_CHUNK_BYTES,
-    OUT_OF_MEMORY,
     STREAM,
     OrderedMerge,
     audit_tasks,
@@ -213,10 +212,10 @@ def pool_runner(jobs: int, fast: bool) -> Runner:
         batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
     ) -> PartialReport:
         workers = worker_limit(jobs, len(batches))
-        if workers == 0 or not _room_for_pool(workers):
-            return run_here(batches, settings, pins, meter, fast)
         if context.get_start_method() == "fork":
             settings.category("")  # the older labels classifying a value may need: loaded once, shared
+        if workers == 0 or not _room_for_pool(workers):
+            return run_here(batches, settings, pins, meter, fast)
         merge = OrderedMerge()
         folder = ""
         try:
@@ -247,7 +246,19 @@ def _room_for_pool(workers: int) -> bool:
     """Whether what a pool adds at once can exist: its worker processes and two threads (its manager, and
     the feeder of its call queue, which the manager starts: a manager that cannot start it dies and leaves
     the pool waiting forever). RLIMIT_NPROC counts threads and processes alike, so as many threads, all
-    alive at once, stand in for them."""
+    alive at once, stand in for them. Under an address space limit (ulimit -v), the pool also needs
+    POOL_MEMORY left: a thread that runs out of memory as it starts leaves its starter waiting forever."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        with open("/proc/self/statm", "rb") as status:  # its first number: the pages mapped now
+            used = int(status.read().split()[0]) * resource.getpagesize()
+    except (ImportError, OSError, ValueError):  # not Linux
+        pass
+    else:
+        if limit != resource.RLIM_INFINITY and limit - used < POOL_MEMORY:
+            return False
     release = threading.Event()
     started: list[threading.Thread] = []
     try:
@@ -262,6 +273,12 @@ def _room_for_pool(workers: int) -> bool:
         for thread in started:
             thread.join()
     return True
+
+
+# The stack of each thread of a pool: they call no deep code, and under an address space limit (ulimit -v)
+# the default (RLIMIT_STACK, often 8 MiB) is what a thread's start fails for, which can hang the pool.
+_THREAD_STACK: Final = 1 << 20
+POOL_MEMORY: Final = 64 << 20
 
 
 def _run_pool(
@@ -293,6 +310,7 @@ def _run_pool(
             died.set_result(("", ""))
 
     threading.excepthook = thread_died
+    stack = threading.stack_size(_THREAD_STACK)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker)
     futures: dict[Future[tuple[str, str]], int] = {}
     try:
@@ -335,6 +353,7 @@ def _run_pool(
         raise
     finally:
         threading.excepthook = excepthook
+        threading.stack_size(stack)
     return sorted(lost)
 
 
@@ -342,9 +361,9 @@ def _work_in_file(
     batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, folder: str
 ) -> tuple[str, str]:
     """What a pool worker does with a batch: its partial pickled into a new file in ``folder``, and the
-    file's name (and ""); or "" and why there is none. Either is a message one write delivers whole: the pool's
-    manager thread reads a message once its first byte arrives, and would wait forever for the rest of
-    one its worker died writing."""
+    file's name (and ""); or "" and why there is none. Either is a message one write delivers whole: the
+    pool's manager thread reads a message once its first byte arrives, and would wait forever for the
+    rest of one its worker died writing."""
     try:
         partial = work(batch, settings, pins, fast)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False) as file:

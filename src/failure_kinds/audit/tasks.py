@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from .errors import describe_read_error
+from .errors import OUT_OF_MEMORY, describe_read_error
 from .partial import PartialReport
 from .render import Progress
 from .settings import AuditSettings, Pins
@@ -66,7 +66,6 @@ GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
 UNREADABLE: Final = "unreadable"
-OUT_OF_MEMORY: Final = "out of memory while reading"
 
 
 @dataclass(frozen=True)
