@@ -122,6 +122,8 @@ def hooked_with(folder: Path, code: str) -> dict[str, str]:
 
 def test_a_worker_killed_as_it_hands_its_result_back_never_hangs_the_audit(tmp_path: Path) -> None:
     paths = logs(tmp_path)
+    for path in paths:  # distinct values: a partial longer than one write delivers whole
+        path.write_bytes(jsonl([f"made_up_{number}" for number in range(3000)]))
     marker = tmp_path / "worker"
     environment = {**hooked_with(tmp_path, SEND_HOOK), "MARKER": str(marker)}
     process = start(["audit", "--jobs", "2", "--format", "json", *map(str, paths)], environment)
