@@ -11,12 +11,14 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from audit_support import CONSTANTS, TESTS, jsonl, on_open, search_path
+from audit_support import CONSTANTS, TESTS, change_file, changed, jsonl, on_open, search_path
 from helpers import command
 
-from failure_kinds.audit import audit, render_json
+from failure_kinds.audit import audit, audit_file, render_json, settings_for
+from failure_kinds.audit.tasks import LocalFiles
 
 # Both files cut into ranges, so that two workers read them.
 CUT = "failure_kinds.audit.engine.PARALLEL_MIN_BYTES=0,failure_kinds.audit.tasks.MIN_CHUNK_BYTES=1"
@@ -247,3 +249,24 @@ def test_ctrl_c_as_msgspec_makes_its_decoder_is_acted_on_once_the_call_returns(t
     environment = {**hooked_with(tmp_path, INTERRUPTED_DECODER), "MARKER": str(marker)}
     result = finish(start(["audit", "--jobs", "1", "--decoder", "msgspec", str(path)], environment))
     assert (result, marker.exists()) == ((130, "", "failure-kinds: interrupted\n"), False)
+
+
+def test_the_last_range_of_a_file_grown_after_it_was_opened_is_never_read_past_its_planned_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker read to the end of a file another worker's range had grown: named as changed, and what
+    was appended counted too."""
+    path = tmp_path / "day1.jsonl"
+    path.write_bytes(jsonl(["cancelled"] * 10))
+    opened = LocalFiles.opened
+
+    def growing(files: LocalFiles, raw: Any, name: str) -> Any:
+        identity = opened(files, raw, name)
+        change_file(name, "grown")
+        return identity
+
+    monkeypatch.setattr(LocalFiles, "opened", growing)
+    start = len(jsonl(["cancelled"]))
+    report = audit_file(str(path), settings_for("failure_kind", None, None), start=start).report()
+    assert [(row.value, row.count) for row in report.kinds] == [("cancelled", 9)]
+    assert report.files[0].error == changed("grown")

@@ -298,7 +298,11 @@ def _read(
         return
     if heads is not None and task.kind == STREAM:
         data.head = heads.setdefault(task.display, bytearray())
-    count_input(partial, data, None if task.stop is None else task.stop - task.start, progress)
+    # The last range of a file cut into ranges ends where the plan saw the file end: what is appended
+    # meanwhile, maybe before the range was opened, is never counted.
+    identity = task.identity
+    stop = identity.size if task.stop is None and task.start > 0 and identity is not None else task.stop
+    count_input(partial, data, None if stop is None else stop - task.start, progress)
     _changed(partial, task, files, path)
 
 
