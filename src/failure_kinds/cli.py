@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 import failure_kinds
+import failure_kinds._signals as _signals
 import failure_kinds._streams as streams
 from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
 
@@ -250,6 +252,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    handlers = _signals.catch()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        streams.error_line("failure-kinds: interrupted")
+        return 130
+    except _signals.Stopped as stopped:  # SIGTERM, SIGHUP: the workers are gone; end as the signal asks
+        _signals.restore(handlers)
+        signal.signal(stopped.number, signal.SIG_DFL)
+        signal.raise_signal(stopped.number)
+        return 128 + stopped.number
+    finally:
+        _signals.restore(handlers)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     streams.lose_output(None)
     streams.hold_standard_descriptors()
     parser = build_parser()
@@ -257,9 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(parser, argv)
     except SystemExit as done:  # argparse: --help and --version (0) and usage errors (2)
         code = done.code if isinstance(done.code, int) else EXIT_USAGE
-    except KeyboardInterrupt:
-        streams.error_line(f"{parser.prog}: interrupted")
-        return 130
+    except MemoryError:  # where no part of the input is left to name (an audit names the files it lost)
+        streams.error_line(f"{parser.prog}: error: out of memory")
+        return EXIT_USAGE
     except BrokenPipeError:  # only output written around streams.write_output, cut short; the reader is gone
         streams.lose_output(streams.BROKEN_PIPE)
         code = EXIT_CLEAN

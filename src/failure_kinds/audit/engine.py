@@ -1,6 +1,6 @@
 """The audit's one entry point, ``audit(inputs, ...)``: it checks the arguments and builds the settings
 once, then runs the tasks (see ``tasks``) in this process, in worker processes (``jobs``: a process
-pool whose workers send their partials back pickled) or on a Ray cluster (``ray_engine``); every engine
+pool, see ``pool``) or on a Ray cluster (``ray_engine``); every engine
 runs the same per-task function and gives the same report. Standard input, FIFOs and other inputs that
 are not regular files are read only by this process: with one of them, or one job, everything is.
 
@@ -15,43 +15,29 @@ import dataclasses
 import json
 import os
 import re
-import signal
-import sys
-import threading
 from dataclasses import dataclass
 from typing import cast
 
 from failure_kinds._display import plain
+from failure_kinds._signals import held
 
-from .errors import AuditError, cannot_start
+from .errors import AuditError
 from .partial import BOM
+from .pool import pool_runner
 from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
 from .sources import HEAD_BYTES, decompressed, expand_inputs, is_parquet, is_uri, make_decoder
-from .tasks import (
-    LOCAL,
-    STREAM,
-    OrderedMerge,
-    audit_tasks,
-    batch_size,
-    chunk_bytes_for,
-    failed_batch,
-    plan,
-    run_here,
-    work,
-)
+from .tasks import LOCAL, MIN_CHUNK_BYTES, STREAM, audit_tasks, batched, chunk_bytes_for, plan, run_here
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from multiprocessing.context import BaseContext
     from typing import IO, Final
 
     from .partial import PartialReport
     from .render import Report
-    from .settings import AuditSettings, Pins
+    from .settings import AuditSettings
     from .sources import Source
-    from .tasks import Batch, Runner
 
 
 # Below this many bytes in all, worker processes cost more than they save: one pass in this process.
@@ -171,170 +157,18 @@ def audit_jobs(
     """The partial of ``sources`` audited by ``jobs`` worker processes; inputs of fewer than
     PARALLEL_MIN_BYTES in all (unless ``chunk_bytes`` is given), a stream among them, or one job: in this
     process, in one pass."""
+    with held():  # msgspec can crash when interrupted as it loads or makes its first decoder
+        make_decoder(settings.field.split("."), fast)  # forked workers share it too
     tasks = plan(sources, jobs, chunk_bytes) if jobs > 1 else []
     total = sum(task.size for task in tasks)
     small = chunk_bytes is None and total < PARALLEL_MIN_BYTES
     if len(tasks) <= 1 or small or any(task.kind == STREAM for task in tasks):
-        batch = plan(sources, 1, 0)
-        meter = Progress(None, 0)
-        return run_here([batch], settings, None, meter, fast, Progress(progress), heads)
+        # Batches of several files, so that running out of memory names only the files of one.
+        batches = batched(plan(sources, 1, 0), MIN_CHUNK_BYTES)
+        return run_here(batches, settings, None, Progress(None, 0), fast, Progress(progress), heads)
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)
     return audit_tasks(tasks, settings, pool_runner(jobs, fast), progress, batch_bytes)
-
-
-def pool_runner(jobs: int, fast: bool) -> Runner:
-    """A process pool of ``jobs`` workers: forked on Linux from a process with no other thread, else
-    started by forkserver (pyarrow, once imported, runs a thread pool that could hold a lock as a fork
-    copies it); spawned off Linux."""
-    import multiprocessing
-
-    if sys.platform != "linux":
-        method = "spawn"
-    elif threading.active_count() == 1 and "pyarrow" not in sys.modules:
-        method = "fork"
-    else:
-        method = "forkserver"
-    context = multiprocessing.get_context(method)
-
-    def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
-    ) -> PartialReport:
-        workers = worker_limit(jobs, len(batches))
-        if workers == 0 or not _room_for_pool(workers):
-            return run_here(batches, settings, pins, meter, fast)
-        if context.get_start_method() == "fork":
-            # What every worker loads is loaded here first: forked workers share it instead of each
-            # loading it again (msgspec, and the older labels that classifying a value may need).
-            make_decoder(settings.field.split("."), fast)
-            settings.category("")
-        merge = OrderedMerge()
-        try:
-            lost = _run_pool(
-                batches, range(len(batches)), workers, context, settings, pins, fast, merge, meter
-            )
-            # A worker that died broke the pool and every batch it still held: each of those runs again
-            # alone, so only the batch that kills its worker fails.
-            for index in lost:
-                if _run_pool(batches, [index], 1, context, settings, pins, fast, merge, meter):
-                    merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
-        except OSError as error:  # no descriptor or process left to start a worker
-            raise AuditError(cannot_start(jobs, error)) from None
-        except RuntimeError:  # the pool's thread could not start (RLIMIT_NPROC counts threads too)
-            return run_here(batches, settings, pins, meter, fast)
-        return merge.result(settings)
-
-    return run
-
-
-def _room_for_pool(workers: int) -> bool:
-    """Whether what a pool adds at once can exist: its worker processes and two threads (its manager, and
-    the feeder of its call queue, which the manager starts: a manager that cannot start it dies and leaves
-    the pool waiting forever). RLIMIT_NPROC counts threads and processes alike, so as many threads, all
-    alive at once, stand in for them."""
-    release = threading.Event()
-    started: list[threading.Thread] = []
-    try:
-        for _ in range(workers + 2):
-            thread = threading.Thread(target=release.wait)
-            thread.start()
-            started.append(thread)
-    except RuntimeError:  # can't start new thread
-        return False
-    finally:
-        release.set()
-        for thread in started:
-            thread.join()
-    return True
-
-
-def _run_pool(
-    batches: Sequence[Batch],
-    indexes: Sequence[int],
-    workers: int,
-    context: BaseContext,
-    settings: AuditSettings,
-    pins: Pins | None,
-    fast: bool,
-    merge: OrderedMerge,
-    meter: Progress,
-) -> list[int]:
-    """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
-    worker died (in order). On any error (no process or thread, Ctrl-C) the workers are stopped first."""
-    import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    lost: list[int] = []
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
-    futures: dict[Future[PartialReport], int] = {}
-    try:
-        # SIGINT held back while workers start (a submit may start one), so that each ignores it
-        # (_ignore_interrupts) before it could get it; a Ctrl-C meanwhile comes here once they have.
-        masks = hasattr(signal, "pthread_sigmask")  # not on Windows
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masks else set[signal.Signals]()
-        try:
-            for index in indexes:
-                futures[pool.submit(work, batches[index], settings, pins, fast)] = index
-        finally:
-            if masks:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        for future in as_completed(futures):
-            try:
-                merge.add(futures[future], future.result())
-            except BrokenProcessPool:
-                lost.append(futures[future])
-                continue
-            meter.advance(batch_size(batches[futures[future]]))
-        pool.shutdown(wait=True)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        stopping = [child for child in multiprocessing.active_children() if child not in before]
-        for child in stopping:
-            child.terminate()
-        for child in stopping:
-            child.join(5)
-        raise
-    return sorted(lost)
-
-
-def _ignore_interrupts() -> None:
-    """A worker's first act: ignore SIGINT (the main process stops the workers), then unblock it."""
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-# Descriptors each worker of a process pool keeps open in this process (its sentinel and its share of
-# the pool's queues); a few more stay free for this process's own use.
-_POOL_DESCRIPTORS: Final = 4
-_SPARE_DESCRIPTORS: Final = 16
-
-
-def worker_limit(jobs: int, batches: int) -> int:
-    """How many workers to start: ``jobs``, but no more than there are batches, nor than the
-    descriptors this process may still open allow (RLIMIT_NOFILE); 0 when not even one fits."""
-    wanted = min(jobs, batches)
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):  # not POSIX
-        return wanted
-    if soft == resource.RLIM_INFINITY or soft > wanted * _POOL_DESCRIPTORS + 1024:
-        return wanted  # room enough whatever this process holds open
-    in_use = sum(_is_open(fd) for fd in range(soft))
-    return max(0, min(wanted, (soft - in_use - _SPARE_DESCRIPTORS) // _POOL_DESCRIPTORS))
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
 
 
 PROBE_RECORDS: Final = 1_000

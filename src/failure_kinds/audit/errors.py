@@ -13,8 +13,13 @@ class AuditError(FailureKindsError):
     """A problem with the audit's own arguments (not with the data): a usage error."""
 
 
+OUT_OF_MEMORY: Final = "out of memory while reading"
+
+
 def describe_read_error(error: BaseException) -> str:
     """A short lowercase phrase for why an input could not be read (to follow ``path:``)."""
+    if isinstance(error, MemoryError):
+        return OUT_OF_MEMORY
     if isinstance(error, FileNotFoundError):
         return "no such file"
     if isinstance(error, PermissionError):

@@ -12,13 +12,14 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from .errors import describe_read_error
+from .errors import OUT_OF_MEMORY, describe_read_error
 from .partial import PartialReport
 from .render import Progress
 from .settings import AuditSettings, Pins
@@ -227,10 +228,10 @@ def work(
 ) -> PartialReport:
     """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
     that runs out of memory gives a partial that says so rather than a lost worker."""
-    try:
-        return run_batch(batch, settings, pins, fast, opener)
-    except MemoryError:
-        return failed_batch(batch, settings, "out of memory while reading")
+    partial = None
+    with contextlib.suppress(MemoryError):  # failed_batch runs once what the read held is freed
+        partial = run_batch(batch, settings, pins, fast, opener)
+    return failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial
 
 
 def add_task(
@@ -297,7 +298,11 @@ def _read(
         return
     if heads is not None and task.kind == STREAM:
         data.head = heads.setdefault(task.display, bytearray())
-    count_input(partial, data, None if task.stop is None else task.stop - task.start, progress)
+    # The last range of a file cut into ranges ends where the plan saw the file end: what is appended
+    # meanwhile, maybe before the range was opened, is never counted.
+    identity = task.identity
+    stop = identity.size if task.stop is None and task.start > 0 and identity is not None else task.stop
+    count_input(partial, data, None if stop is None else stop - task.start, progress)
     _changed(partial, task, files, path)
 
 
@@ -379,7 +384,10 @@ def run_here(
     """The batches read one after the other in this process."""
     merge = OrderedMerge()
     for index, batch in enumerate(batches):
-        merge.add(index, run_batch(batch, settings, pins, fast, local, progress, heads))
+        partial = None
+        with contextlib.suppress(MemoryError):  # as in work
+            partial = run_batch(batch, settings, pins, fast, local, progress, heads)
+        merge.add(index, failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial)
         meter.advance(batch_size(batch))
     return merge.result(settings)
 
