@@ -238,7 +238,8 @@ def changes(old: Mapping[str, object], new: Mapping[str, object]) -> list[Change
             # Old data regrouped under the earlier replacement would be counted elsewhere, or nowhere; a first
             # replacement only regroups what had none, so only "added" is compatible.
             change = "added" if before is None else "removed" if replacement is None else "changed"
-            line = f"{change} replacement of older label {label}: {before} -> {replacement}"
+            shown = ["no single replacement" if value is None else value for value in (before, replacement)]
+            line = f"{change} replacement of older label {label}: {shown[0]} -> {shown[1]}"
             add(f"{change} replacement", label, before, replacement, line)
     return sorted(found, key=lambda change: (not change.breaks, change.line))
 
