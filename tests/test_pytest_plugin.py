@@ -104,6 +104,9 @@ def test_any_allowed():
     validate("verifer_error"), validate(42)
 @pytest.mark.failure_kinds_allow(42)
 def test_allowed_not_a_string(): pass
+@pytest.mark.failure_kinds_allow(values=["zzq"])
+def test_allowed_by_keyword():
+    validate("totally_wrong")
 """
 
 
@@ -155,6 +158,7 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
         "test_hostile": failed,
         # A marker allows the values it names, or every value; what else the test validates still fails it.
         **{"test_allowed": failed, "test_any_allowed": passed, "test_allowed_not_a_string": ["ERROR"]},
+        "test_allowed_by_keyword": ["ERROR"],
     }
     told = {
         **dict.fromkeys(["test_first", "test_same_misspelling_later", "test_assert", "test_raise"], MESSAGE),
@@ -171,6 +175,7 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
         "test_hostile": r"x\x0aPASSED forged\x1b[2J, 'kind\r\nPASSED'" + REACHED,
         "test_allowed": MESSAGE,
         "ERROR at setup of test_allowed_not_a_string": None,
+        "ERROR at setup of test_allowed_by_keyword": None,
     }
     found = sections(result)
     assert found.keys() == told.keys()
@@ -179,6 +184,8 @@ def test_strict_mode_fails_each_test_a_value_reached_naming_what_to_write(
         assert line is None or line in found[title], title
     refused = "failure_kinds_allow takes failure kinds, which are strings, not 42"
     assert refused in found["ERROR at setup of test_allowed_not_a_string"]
+    keyword = "failure_kinds_allow takes the values as arguments, not values="
+    assert keyword in found["ERROR at setup of test_allowed_by_keyword"]
     assert "\x1b" not in result.stdout.str()
     assert "\nPASSED forged" not in result.stdout.str()
     # The short summary, cut to the terminal, still names the value and the test.

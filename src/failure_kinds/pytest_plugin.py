@@ -122,6 +122,8 @@ def failure_kinds_reported(request: pytest.FixtureRequest) -> list[object]:
 def _allowed(markers: list[pytest.Mark]) -> frozenset[str] | None:
     """The values ``markers`` allow, None for every value; fails the test's setup on a value that is not a
     string, which no failure kind is."""
+    if keywords := [keyword for marker in markers for keyword in marker.kwargs]:
+        pytest.fail(f"failure_kinds_allow takes the values as arguments, not {keywords[0]}=", pytrace=False)
     named = [value for marker in markers for value in marker.args]
     texts = [_runtime.plain(value) for value in named]
     if None in texts:
