@@ -118,6 +118,13 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
     return "undeclared" if declared is not None and kind not in declared else "namespaced"
 
 
+def classify(name: str, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
+    """``category``, with ``"malformed"`` for an unregistered value holding a colon: meant as a
+    namespaced kind and written wrong (``SWE_env:patch``). What ``check``, the lint and the audit say."""
+    found = category(name, namespaces)
+    return "malformed" if found == "unregistered" and ":" in name else found
+
+
 _AS_SETS: "dict[int, tuple[tuple[str, ...], frozenset[str]]]" = {}
 
 

@@ -20,7 +20,7 @@ from failure_kinds._display import escaped, plain
 
 from .errors import AuditError
 from .partial import PartialReport
-from .settings import AuditSettings, Pins
+from .settings import AuditSettings
 from .sources import STDIN, WALKED, Identity, Skipped, expand_inputs, is_uri, is_walked, note_repeated
 from .tasks import (
     MIN_CHUNK_BYTES,
@@ -231,21 +231,17 @@ def remote_or_local(path: str) -> tuple[LocalFiles, str]:
     return _remote(path) if is_uri(path) else local(path)
 
 
-def _map_batches(
-    rows: dict[str, Any], settings: AuditSettings, pins: Pins | None, fast: bool
-) -> dict[str, Any]:
+def _map_batches(rows: dict[str, Any], settings: AuditSettings, fast: bool) -> dict[str, Any]:
     """The map over batches: each Ray batch holds one of ours (pickled), its row becomes its partial."""
     partials: list[bytes] = []
     for data in rows["batch"]:
         batch: Batch = pickle.loads(bytes(data))  # made by this audit's driver
-        partials.append(pickle.dumps(work(batch, settings, pins, fast, remote_or_local)))
+        partials.append(pickle.dumps(work(batch, settings, fast, remote_or_local)))
     return {"index": rows["index"], "partial": partials}
 
 
 def _ray_runner(fast: bool) -> Runner:
-    def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
-    ) -> PartialReport:
+    def run(batches: Sequence[Batch], settings: AuditSettings, meter: Progress) -> PartialReport:
         data: Any = importlib.import_module("ray.data")
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import
         context: Any = data.DataContext.get_current()
@@ -255,7 +251,7 @@ def _ray_runner(fast: bool) -> Runner:
             return merge.result(settings)
         items = [{"index": index, "batch": pickle.dumps(batch)} for index, batch in enumerate(batches)]
         dataset: Any = data.from_items(items, override_num_blocks=len(items))
-        options = {"settings": settings, "pins": pins, "fast": fast}
+        options = {"settings": settings, "fast": fast}
         mapped: Any = dataset.map_batches(_map_batches, batch_size=1, num_cpus=1, fn_kwargs=options)
         for row in mapped.iter_rows():
             index = int(row["index"])

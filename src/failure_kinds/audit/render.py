@@ -1,11 +1,13 @@
-"""The audit's report (totals, one row per kept value and one overflow row per capped category, the
-per-server totals, the files), its rows built from a partial's tallies, written as text for people and
-as JSON for tools; and the progress line on stderr, shown only on a terminal."""
+"""The audit's report of each field (totals, one row per kept value and one overflow row per capped
+category, each with its records per stage, the stage rows, the per-server totals, the files), its rows
+built from a partial's tallies, written as text for people and as JSON for tools; and the progress line
+on stderr, shown only on a terminal."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from typing import cast
 import re
 import time
 import unicodedata
@@ -16,20 +18,22 @@ from failure_kinds._display import escaped, plain
 from .settings import (
     ALIASED,
     LEGACY,
+    MALFORMED,
     NAMESPACED,
     REGISTERED,
     UNDECLARED,
     UNREGISTERED,
     cut_names,
     shown_value,
-    spill,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import Counter
     from collections.abc import Callable
     from typing import IO, ClassVar, Final
 
+    from .partial import FieldTally
     from .settings import AuditSettings, Location, Tally
 
 
@@ -87,9 +91,13 @@ def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
 
 _UNPARSEABLE: Final = "not UTF-8, not JSON, or not a JSON object"
 # What needs action, in this order, and what addresses it.
-_SECTIONS: Final = ("unregistered", "undeclared", "legacy", "aliased", "namespaced", "registered")
+_SECTIONS: Final = ("malformed", "unregistered", "undeclared", "legacy", "aliased", "namespaced", "registered")
 _STRICT: Final = "; --strict fails on them"
 _ACTIONS: Final = {
+    "malformed": (
+        "value",
+        " with a colon that are no <server>:<kind> in lower case: fix the producers" + _STRICT,
+    ),
     "unregistered": (
         "value",
         " not in the vocabulary: fix the producers (failure-kinds lint finds them in code), "
@@ -118,6 +126,11 @@ def _actions(report: Report, number_width: int) -> list[str]:
         if rows := [row for row in report.kinds if row.category == category]:
             distinct = sum(1 for row in rows if row.value is not None)
             found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
+    stages = [row for row in report.stages if row.category in (UNREGISTERED, LEGACY)]
+    if stages:
+        what = "not a FailureStage (see the stages below)" + _STRICT
+        distinct = sum(1 for row in stages if row.value is not None)
+        found.append(("stage", sum(row.count for row in stages), plural(distinct, "stage") + " " + what))
     overlong = ""
     if report.first_overlong is not None:
         longer, where = plural(report.overlong, "line"), shown_location(report.first_overlong)
@@ -138,13 +151,18 @@ def _actions(report: Report, number_width: int) -> list[str]:
 
 
 def render_text(report: Report, bar_character: str = "#") -> str:
+    """The report as text: one section per field, in the order the fields were given."""
+    return "\n".join(_field_text(one, bar_character) for one in (report, *report.also))
+
+
+def _field_text(report: Report, bar_character: str) -> str:
     lines = [*_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2), ""]
     number_width = max(len(f"{report.records:,}"), 5)
     lines += _actions(report, number_width)
     for label, count, note in (
         ("records", report.records, ""),
         ("with a kind", report.with_kind, ""),
-        ("without a kind", report.without_kind, "field absent or null"),
+        ("without a kind", report.without_kind, f"field absent {report.absent:,}, null {report.null:,}"),
         ("invalid", report.invalid, "field holds a number, bool, object or list"),
         ("unparseable", report.unparseable, _UNPARSEABLE),
     ):
@@ -184,12 +202,29 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             extras.extend(_row_notes(row))
             if category in _ACTIONS:
                 extras.append(f"first seen {shown_location(row.first_seen)}")
+            if report.stages or any(stage is not None for stage, _ in row.by_stage):
+                extras.append("stages: " + ", ".join(f"{_stage_name(stage)} {count:,}" for stage, count in row.by_stage))
             lines += row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
             servers = [f"{_shown_value(server)} {count:,}" for server, count in report.namespaces.items()]
             if report.namespaces_overflow:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
             lines += _wrapped(f"  by server: {', '.join(servers)}", 4)
+
+    if report.stages:
+        staged = sum(row.count for row in report.stages)
+        lines += ["", f"stages at {report.stage!r}: {plural(staged, 'record')} with a stage"]
+        top = max(row.count for row in report.stages)
+        for row in report.stages:
+            label = f"(other {row.category} stages)" if row.value is None else _shown_value(row.value)
+            if row.category == "invalid":
+                label = "(not a string)"
+            bar = bar_character * max(1, round(8 * row.count / top))
+            extras = [row.category] + _stage_notes(row)
+            if row.category not in (REGISTERED, "invalid"):
+                extras.append(f"first seen {shown_location(row.first_seen)}")
+            line = f"  {label:<{max(14, columns(label))}}  {row.count:>{number_width},}  {bar:<8}"
+            lines += _with_notes(line, "  ".join(extras))
 
     # Only the kinds whose count the regrouping changes: the others are in the registered rows above.
     registered = {row.canonical: row.count for row in rows if row.category == "registered"}
@@ -220,7 +255,10 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         shown_paths = [plain(file.path) for file in listed]
         path_width = max(map(columns, shown_paths))
         for path, file in zip(shown_paths, listed, strict=True):
-            records = plural(file.records, "record")
+            records = f"{plural(file.records, 'record')}, {file.with_kind:,} with a kind"
+            if file.kinds_at:
+                at = ", ".join(plain(path) for path in file.kinds_at)
+                records += f"; none has the field, registered kinds at {at}"
             line = f"  {path}{' ' * (path_width - columns(path))}  {records}"
             if columns(line) > COLUMNS:  # a long name: no column
                 line = f"  {path}  {records}"
@@ -240,6 +278,18 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stage_name(stage: str | None) -> str:
+    return "(none)" if stage is None else stage if stage in (INVALID_STAGE, OTHER_STAGE) else _shown_value(stage)
+
+
+def _stage_notes(row: StageRow) -> list[str]:
+    if row.category == LEGACY:
+        return [f"older label -> {row.replacement}" if row.replacement else "older label, no single replacement"]
+    if row.category == UNREGISTERED and row.suggestion:
+        return [f"did you mean {row.suggestion!r}?"]
+    return []
+
+
 def _row_notes(row: KindRow) -> list[str]:
     """What the table says beside a row of an alias, an older label or a deprecated kind."""
     if row.value is None:
@@ -254,6 +304,9 @@ def _row_notes(row: KindRow) -> list[str]:
         return [f"no single replacement: {row.note}" if row.note else "no single replacement"]
     if row.category == "registered" and row.replacement is not None:
         return [f"deprecated: use {row.replacement!r}"]
+    if row.category == MALFORMED:
+        expected = "expected <server>:<kind> in lower case"
+        return [f"malformed ({expected})" + (f", did you mean {row.suggestion!r}?" if row.suggestion else "")]
     if row.category in ("unregistered", "undeclared") and row.suggestion:
         return [f"did you mean {row.suggestion!r}?"]
     return []
@@ -271,7 +324,10 @@ def _shown_value(value: str) -> str:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2) + "\n"
+    """The report as JSON: one field's report, or with several, ``{"fields": [report, ...]}``."""
+    if not report.also:
+        return json.dumps(report.to_json(), indent=2) + "\n"
+    return json.dumps({"fields": [one.to_json() for one in (report, *report.also)]}, indent=2) + "\n"
 
 
 class Progress:
@@ -323,6 +379,10 @@ def _size(count: int) -> str:
     return f"{count} B"
 
 
+INVALID_STAGE: Final = "(invalid)"  # in a kind's stages: a stage that is not a string
+OTHER_STAGE: Final = "(other)"  # in a kind's stages: a stage without a row of its own (past the cap)
+
+
 @dataclasses.dataclass
 class KindRow:
     """One distinct value found at the field, or (value None) the overflow row of a category."""
@@ -335,7 +395,8 @@ class KindRow:
     length: int = 0
     """The value's full length in characters (0 for an overflow row)."""
     suggestion: str | None = None
-    """For an unregistered or undeclared value: the name it most likely meant."""
+    """For an unregistered or undeclared value: the name it most likely meant; for a malformed one, its
+    lower-case form where that is registered or declared."""
     canonical: str | None = None
     """The registered kind the value counts as: itself when registered, an alias's kind, an older label's
     replacement; None when it counts as none."""
@@ -344,6 +405,8 @@ class KindRow:
     when no single one did; for a deprecated registered kind: the kind to write instead."""
     note: str | None = None
     """For an older label: the vocabulary's one line on it (why it has no single replacement, say)."""
+    by_stage: list[tuple[str | None, int]] = dataclasses.field(default_factory=list[tuple[str | None, int]])
+    """Its records per stage, by count: the stage, None for none, INVALID_STAGE or OTHER_STAGE."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -356,31 +419,59 @@ class KindRow:
             "replacement": self.replacement,
             "note": self.note,
             "first_seen": self.first_seen,
+            "by_stage": [{"stage": stage, "count": count} for stage, count in self.by_stage],
         }
 
 
 @dataclasses.dataclass
-class FileReport:
-    """What one input gave: its records, and the error that stopped reading it, if any."""
+class StageRow:
+    """One distinct stage, the overflow row of the unregistered ones (value None, category
+    unregistered), or the stages that are not strings (value None, category invalid)."""
 
-    path: str
-    records: int = 0
-    error: str | None = None
+    value: str | None
+    count: int
+    category: str
+    """registered (a FailureStage), legacy (an older stage label), unregistered or invalid."""
+    first_seen: str
+    suggestion: str | None = None
+    replacement: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass
+class FileReport:
+    """What one input gave: its records, those with a kind, the error that stopped reading it, if any,
+    and when no record has the field, the paths where its records hold registered kinds."""
+
+    path: str
+    records: int = 0
+    error: str | None = None
+    with_kind: int = 0
+    kinds_at: list[str] | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data = dataclasses.asdict(self)
+        if self.kinds_at is None:
+            del data["kinds_at"]
+        return data
+
+
+@dataclasses.dataclass
 class Report:
-    """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
-    of a category (its overflow row included) add up to its records; the per-server totals (plus
-    ``namespaces_overflow``) add up to the namespaced and undeclared records."""
+    """What an audit found at one field. ``records == with_kind + without_kind + invalid + unparseable``
+    and ``without_kind == absent + null``; the rows of a category (its overflow row included) add up to
+    its records; the per-server totals (plus ``namespaces_overflow``) add up to the namespaced and
+    undeclared records. ``also``: the reports of the further fields, in the order given."""
 
     field: str
+    stage: str = "stage"
     records: int = 0
     with_kind: int = 0
     without_kind: int = 0
+    absent: int = 0
+    null: int = 0
     invalid: int = 0
     unparseable: int = 0
     first_invalid: str | None = None
@@ -389,6 +480,7 @@ class Report:
     """Lines longer than the line cap, among the unparseable ones."""
     first_overlong: str | None = None
     kinds: list[KindRow] = dataclasses.field(default_factory=list[KindRow])
+    stages: list[StageRow] = dataclasses.field(default_factory=list[StageRow])
     namespaces: dict[str, int] = dataclasses.field(default_factory=dict[str, int])
     namespaces_overflow: int = 0
     """Records of servers past the distinct cap, counted together."""
@@ -396,10 +488,11 @@ class Report:
     notes: list[str] = dataclasses.field(default_factory=list[str])
     """Remarks for stderr, such as a directory without any input file in it."""
     field_missing: bool = False
-    """No record has the field at all (neither a value nor null there), as far as the records looked at
-    show (see ``fields``): the audit checked nothing, and ``--strict`` fails."""
+    """No record has the field at all (neither a value nor null there): the audit checked nothing, and
+    ``--strict`` fails."""
     field_suggestion: str | None = None
-    """Then the field the records have that is most like it, or None."""
+    """Then the path where the records hold registered kinds, or None."""
+    also: list[Report] = dataclasses.field(default_factory=list["Report"])
 
     @property
     def failed_files(self) -> list[FileReport]:
@@ -407,7 +500,7 @@ class Report:
 
     @property
     def unregistered(self) -> list[KindRow]:
-        return [row for row in self.kinds if row.category == UNREGISTERED]
+        return [row for row in self.kinds if row.category in (UNREGISTERED, MALFORMED)]
 
     @property
     def undeclared(self) -> list[KindRow]:
@@ -417,6 +510,13 @@ class Report:
     def legacy(self) -> list[KindRow]:
         """Rows of older labels that no alias maps: each fails ``--strict``, replacement or not."""
         return [row for row in self.kinds if row.category == LEGACY]
+
+    @property
+    def findings(self) -> bool:
+        """Whether ``--strict`` fails on this field: a value not registered, an older label, a stage
+        not registered, or a field no record has."""
+        stages = any(row.category in (UNREGISTERED, LEGACY) for row in self.stages)
+        return bool(self.unregistered or self.undeclared or self.legacy or stages or self.field_missing)
 
     def canonical_totals(self) -> dict[str, int]:
         """Records per registered kind once aliased labels and older labels with a replacement are
@@ -436,11 +536,14 @@ class Report:
     def to_json(self) -> dict[str, object]:
         return {
             "field": self.field,
+            "stage": self.stage,
             "field_missing": self.field_missing,
             "field_suggestion": self.field_suggestion,
             "records": self.records,
             "with_kind": self.with_kind,
             "without_kind": self.without_kind,
+            "absent": self.absent,
+            "null": self.null,
             "invalid": self.invalid,
             "unparseable": self.unparseable,
             "first_invalid": self.first_invalid,
@@ -448,6 +551,7 @@ class Report:
             "overlong": self.overlong,
             "first_overlong": self.first_overlong,
             "kinds": [row.to_json() for row in self.kinds],
+            "stages": [row.to_json() for row in self.stages],
             "namespaces": self.namespaces,
             "namespaces_overflow": self.namespaces_overflow,
             "canonical": self.canonical_totals(),
@@ -456,30 +560,45 @@ class Report:
         }
 
 
-CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
+CATEGORY_ORDER = [MALFORMED, UNREGISTERED, NAMESPACED, UNDECLARED]
+
+
+def _by_stage(counts: Counter[object] | None, stages: Tally, limit: int) -> list[tuple[str | None, int]]:
+    from .partial import OTHER
+    from .sources import INVALID
+
+    rows: list[tuple[str | None, int]] = []
+    for stage, count in (counts or {}).items():
+        if not count:
+            continue
+        if stage is INVALID:
+            rows.append((INVALID_STAGE, count))
+        elif stage == OTHER:
+            rows.append((OTHER_STAGE, count))
+        else:
+            rows.append((None if stage is None else shown_value(cast("str", stage), limit)[0], count))
+    return sorted(rows, key=lambda row: (-row[1], row[0] is None, row[0] or ""))
 
 
 def kind_rows(
-    values: Tally, settings: AuditSettings, location: Callable[[Location], str | None]
+    field: FieldTally, settings: AuditSettings, location: Callable[[Location], str | None]
 ) -> list[KindRow]:
-    """The report's rows of a tally: one per kept value, by count, then one overflow row per category."""
+    """The report's rows of a field: one per kept value, by count, then one overflow row per category."""
     from failure_kinds._suggest import suggest_any
     from failure_kinds.history import older_label
 
-    overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
+    values = field.kinds
     limit, cut = settings.value_chars, cut_names(settings)
 
     def name_of(key: str) -> str | None:  # a kept key longer than the cut is some name's cut key
-        return key if len(key) <= limit else cut.get(key, (None, None))[0]
+        return key if len(key) <= limit else cut.get(key)
 
     rows: list[KindRow] = []
     for key, count in values.counts.items():
         category, first = values.categories[key], values.first[key]
-        if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
-            spill(overflow, category, count, first)
-            continue
         value, length = shown_value(key, limit)
-        row = KindRow(value, count, category, location(first) or "", length)
+        by_stage = _by_stage(field.by_stage.get(key), field.stages, limit)
+        row = KindRow(value, count, category, location(first) or "", length, by_stage=by_stage)
         if category == REGISTERED:
             row.canonical = name_of(key)
             if row.canonical in failure_kinds.FAILURE_KINDS:  # deprecated: the kind to write instead
@@ -494,15 +613,47 @@ def kind_rows(
                 row.canonical = None if name is None else settings.aliases.get(name)
             elif older is not None:  # an older label without an alias counts as its replacement
                 row.canonical = older.replacement
+        elif category == MALFORMED:
+            lower = value.lower()
+            server, _, kind = lower.partition(":")
+            if lower in failure_kinds.FAILURE_KINDS or kind in settings.namespaces.get(server, ()):
+                row.suggestion = lower
         elif category == UNDECLARED:
             row.suggestion = suggest_any(value, settings.namespaces)
         elif category == UNREGISTERED:
             row.suggestion = failure_kinds.suggest(value)
         rows.append(row)
     rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
-    for category in sorted(overflow, key=CATEGORY_ORDER.index):
-        count, first = overflow[category]
-        rows.append(KindRow(None, count, category, location(first) or ""))
+    for category in sorted(values.overflow, key=CATEGORY_ORDER.index):
+        count, first = values.overflow[category]
+        by_stage = _by_stage(field.overflow_by_stage.get(category), field.stages, limit)
+        rows.append(KindRow(None, count, category, location(first) or "", by_stage=by_stage))
+    return rows
+
+
+def stage_rows(
+    field: FieldTally, settings: AuditSettings, location: Callable[[Location], str | None]
+) -> list[StageRow]:
+    """The report's stage rows: one per kept stage, by count, then the overflow and the invalid rows."""
+    from failure_kinds._stages import Stage
+    from failure_kinds._suggest import closest
+    from failure_kinds.history import OLDER_STAGES
+
+    tally, limit = field.stages, settings.value_chars
+    rows: list[StageRow] = []
+    for key, count in tally.counts.items():
+        category, value = tally.categories[key], shown_value(key, limit)[0]
+        row = StageRow(value, count, category, location(tally.first[key]) or "")
+        if category == LEGACY:
+            row.replacement = OLDER_STAGES[value]
+        elif category == UNREGISTERED:
+            row.suggestion = closest(value, [stage.value for stage in Stage])
+        rows.append(row)
+    rows.sort(key=lambda row: (-row.count, row.value or ""))
+    for category, (count, first) in tally.overflow.items():
+        rows.append(StageRow(None, count, category, location(first) or ""))
+    if field.stage_invalid:
+        rows.append(StageRow(None, field.stage_invalid, "invalid", location(field.first_stage_invalid) or ""))
     return rows
 
 
@@ -511,9 +662,6 @@ def server_totals(servers: Tally, value_chars: int) -> tuple[dict[str, int], int
     namespaces: dict[str, int] = {}
     namespaces_overflow = sum(count for count, _ in servers.overflow.values())
     for server, count in servers.counts.items():
-        if server in servers.extras:
-            namespaces_overflow += count
-        else:
-            shown = shown_value(server, value_chars)[0]
-            namespaces[shown] = namespaces.get(shown, 0) + count
+        shown = shown_value(server, value_chars)[0]
+        namespaces[shown] = namespaces.get(shown, 0) + count
     return dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0]))), namespaces_overflow

@@ -1,6 +1,7 @@
 """Inputs -> lines -> values: files, directories of them, stdin; what a file was when planned; gzip by
-content; lines in batches under the line cap; each line decoded into what it holds at the field: a
-string (with a kind), None (without), INVALID (another JSON type there), UNPARSEABLE or BLANK."""
+content; lines in batches under the line cap; each line decoded once into what it holds at every path
+(each field and stage): a string, None (null), ABSENT, another JSON value (invalid), or the line's
+UNPARSEABLE or BLANK."""
 
 from __future__ import annotations
 
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 # stays below the C allocator's threshold for giving memory back, so the next batch reuses those pages
 # instead of faulting in new ones.
 BATCH_BYTES: Final = 256 << 10
-# The first bytes of a stream kept as it is read, for the check of a field no record has (see engine).
-HEAD_BYTES: Final = 1 << 20
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
@@ -249,7 +248,6 @@ class Input:
         self._close: Callable[[], None] = close
         self._check = check
         self.error: BaseException | None = None
-        self.head: bytearray | None = None  # when set, the first HEAD_BYTES bytes read are copied into it
 
     def read(self, size: int) -> bytes:
         """At most ``size`` bytes (a few more at the start); b"" at the end or after an error."""
@@ -265,9 +263,6 @@ class Input:
         except Exception as error:  # OSError, EOFError, zlib.error, WideText: all end the input alike
             self.error = error
             return b""
-        head = self.head
-        if head is not None and len(head) < HEAD_BYTES:
-            head += data[: HEAD_BYTES - len(head)]
         return data
 
     def close(self) -> None:
@@ -436,8 +431,8 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
         yield [line], line.isascii(), len(line)
 
 
-# Decoding: a line -> what it holds at the field. The standard library decides every line; FastDecoder is
-# the msgspec path, which must agree with it line for line.
+# Decoding: a line -> what it holds at each path. The standard library decides every line; the msgspec
+# path must agree with it line for line.
 
 
 class _Marker:
@@ -452,68 +447,57 @@ class _Marker:
         return self.name
 
 
-INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the field
+INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the path
+ABSENT: Final = _Marker("ABSENT")  # no such key (or the path runs through a value that is no object)
 UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an object, over the line cap
 BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
+Columns: TypeAlias = list[list[object]]
+"""What ``Decoder.batch`` gives: per path, one value per line (a line's marker in every column)."""
 
 
 class Decoder:
-    """Turns lines into what they hold at the field. With ``msgspec`` it decodes only the field (msgspec
-    validates the rest of the line but builds nothing); where msgspec refuses a line, or a line is not
-    ASCII, the standard library decides, always from the same call depth, so a line nested as deep as
-    the interpreter allows gets the same answer either way."""
+    """Turns lines into what they hold at each path, in one decode per line. With ``msgspec`` it builds
+    only the objects on the paths (msgspec validates the rest of the line but builds nothing); where
+    msgspec refuses a line, or a line is not ASCII, the standard library decides, always from the same
+    call depth, so a line nested as deep as the interpreter allows gets the same answer either way."""
 
-    def __init__(self, path: Sequence[str], msgspec: Any = None) -> None:
-        self.path: list[str] = list(path)
-        self.key: str | None = self.path[0] if len(self.path) == 1 else None  # the common case
+    def __init__(self, paths: Sequence[str], msgspec: Any = None) -> None:
+        self.paths: list[list[str]] = [path.split(".") for path in paths]
         # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
         # expression matches per call. typeshed types its argument as the scanner class; any decoder is.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
         self._decode: Callable[[bytes], Any] | None = None
         if msgspec is not None:
-            shape: Any = object
-            for depth, segment in enumerate(reversed(self.path)):
-                # gc=False: decoded lines hold no cycles, and untracked structs cost the collector nothing.
-                field = [("f", shape | None, None)]
-                shape = msgspec.defstruct(f"Level{depth}", field, rename={"f": segment}, gc=False)
-            self._decode = msgspec.json.Decoder(shape).decode
-            self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
+            self._decode = msgspec.json.Decoder(_shape(msgspec, self.paths, [], "Record")).decode
+            self._getters = [_getter(self.paths, path) for path in self.paths]
 
-    def batch(self, lines: list[bytes], ascii: bool = False) -> list[object]:
-        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
-        INVALID or the value itself. ``ascii``: the caller knows every byte of ``lines`` is ASCII."""
-        careful = self._careful
-        if self._decode is None:
-            return [BLANK if not line or line.isspace() else careful(line) for line in lines]
-        decode, leaf = self._decode, self._leaf
-        # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
-        # strings it skips) and decodes; else line by line.
-        if ascii or all(map(bytes.isascii, lines)):
+    def batch(self, lines: list[bytes], ascii: bool = False) -> Columns:
+        """Per path, one entry per line: the string there, None, ABSENT, INVALID (or the value itself for
+        an invalid one), or the line's BLANK or UNPARSEABLE. ``ascii``: every byte of ``lines`` is."""
+        if self._decode is not None and (ascii or all(map(bytes.isascii, lines))):
+            # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
+            # strings it skips) and decodes; else line by line.
+            decode = self._decode
             try:
-                values: list[object] = deeper(lambda: list(map(leaf, map(decode, lines))))
-                return values
+                records: list[Any] = deeper(lambda: list(map(decode, lines)))
+                return [list(map(getter, records)) for getter in self._getters]
             except Exception:
                 pass
-        known: list[object] = deeper(lambda: list(map(self._attempt, lines)))
-        return [
-            BLANK if not line or line.isspace() else value if value is not _UNDECIDED else careful(line)
-            for line, value in zip(lines, known, strict=True)
-        ]
+        rows: list[tuple[object, ...]] = deeper(lambda: list(map(self._line, lines)))
+        return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in self.paths]
 
-    def _attempt(self, line: bytes) -> object:
-        if not line.isascii() or self._decode is None:
-            return _UNDECIDED
-        try:
-            value: Any = self._decode(line)
-            for _ in self.path:
-                value = value.f
-                if value is None:
-                    return None
-        except Exception:
-            return _UNDECIDED
-        return value if value is None or type(value) is str else INVALID
+    def _line(self, line: bytes) -> tuple[object, ...]:
+        if not line or line.isspace():
+            return (BLANK,) * len(self.paths)
+        if self._decode is not None and line.isascii():
+            try:
+                record = self._decode(line)
+                return tuple(_leaf(getter(record)) for getter in self._getters)
+            except Exception:
+                pass
+        return self._careful(line)
 
-    def _careful(self, line: bytes) -> object:
+    def _careful(self, line: bytes) -> tuple[object, ...]:
         document: Any
         try:
             text = line.decode()
@@ -526,20 +510,13 @@ class Decoder:
                 # kind, so it is read as a float rather than refused.
                 document, end = self._parse(text, _LENIENT_SCAN)
             if end != len(text) and text[end:].strip(" \t\r\n"):
-                return UNPARSEABLE
+                return (UNPARSEABLE,) * len(self.paths)
         except (ValueError, RecursionError):
-            return UNPARSEABLE
+            return (UNPARSEABLE,) * len(self.paths)
         # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
         if document.__class__ is not dict:
-            return UNPARSEABLE
-        value: Any = document
-        for segment in self.path if self.key is None else ():
-            if value.__class__ is not dict:
-                return None  # the path runs through a non-object: the field is not there
-            value = value.get(segment)
-        if self.key is not None:
-            value = document.get(self.key)
-        return value if value is None or type(value) is str else INVALID
+            return (UNPARSEABLE,) * len(self.paths)
+        return tuple(value_at(document, path) for path in self.paths)
 
     @staticmethod
     def _parse(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
@@ -551,33 +528,89 @@ class Decoder:
             return decoder.decode(text), len(text)
 
 
-_UNDECIDED: Final = _Marker("UNDECIDED")
 _LENIENT_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
 
 
-def hashable(value: object) -> object:
-    """A list or object at the field stands in the tally as INVALID, which is what it counts as."""
-    return value if value is None or type(value) in (str, _Marker) else INVALID
+def value_at(document: Any, path: list[str]) -> object:
+    """What a decoded object holds at ``path``: a string, None (null, or null on the way), ABSENT, or
+    INVALID for any other value."""
+    value = document
+    for segment in path:
+        if value is None:
+            return None
+        if value.__class__ is not dict:
+            return ABSENT
+        value = value.get(segment, ABSENT)
+    return value if value is None or value is ABSENT or type(value) is str else INVALID
 
 
-def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
+def _shape(msgspec: Any, paths: list[list[str]], prefix: list[str], name: str) -> Any:
+    """A Struct type holding the next segment of every path under ``prefix``: an object (or null) where
+    a path goes on, any value at its end; ABSENT where the key is missing."""
+    children = dict.fromkeys(
+        path[len(prefix)] for path in paths if len(path) > len(prefix) and path[: len(prefix)] == prefix
+    )
+    fields: list[tuple[str, Any, Any]] = []
+    rename: dict[str, str] = {}
+    for number, key in enumerate(children):
+        below = [*prefix, key]
+        ends = below in paths
+        goes_on = any(len(path) > len(below) and path[: len(below)] == below for path in paths)
+        if ends and goes_on:
+            raise ValueError("a path ends where another goes on")  # read by the standard library
+        kind = _shape(msgspec, paths, below, f"{name}_{number}") | None if goes_on else object
+        fields.append((f"f{number}", kind, ABSENT))
+        rename[f"f{number}"] = key
+    # gc=False: decoded lines hold no cycles, and untracked structs cost the collector nothing.
+    return msgspec.defstruct(name, fields, rename=rename, gc=False)
+
+
+def _getter(paths: list[list[str]], path: list[str]) -> Callable[[Any], object]:
+    """What the msgspec Struct of a line holds at ``path`` (attributes named as ``_shape`` names them):
+    the value as decoded, which the tally sorts into kinds and invalid values."""
+    names: list[str] = []
+    for depth in range(len(path)):
+        siblings = dict.fromkeys(
+            other[depth] for other in paths if len(other) > depth and other[:depth] == path[:depth]
+        )
+        names.append(f"f{list(siblings).index(path[depth])}")
+    if len(names) == 1:
+        return attrgetter(names[0])
+
+    def walk(record: Any) -> object:
+        value = record
+        for name in names:
+            if value is None or value is ABSENT:
+                return value
+            value = getattr(value, name)
+        return value
+
+    return walk
+
+
+def _leaf(value: object) -> object:
+    return value if value is None or value is ABSENT or type(value) is str else INVALID
+
+
+def make_decoder(paths: Sequence[str], fast: bool) -> Decoder:
     """The msgspec decoder when ``fast`` and msgspec is installed, else the standard library's."""
-    if fast and len(path) <= _FAST_SEGMENTS:
+    if fast and all(path.count(".") < _FAST_SEGMENTS for path in paths):
         try:
             import msgspec
         except ImportError:
             pass
         else:
             try:
-                return Decoder(path, msgspec)
+                return Decoder(paths, msgspec)
             except (RecursionError, ValueError, TypeError, UnicodeError):
                 # msgspec refuses some legal JSON keys as field names (a quote, a backslash, a control
-                # character, text that is not UTF-8): the standard library reads those paths instead.
+                # character, text that is not UTF-8), and a path that ends where another goes on: the
+                # standard library reads those instead.
                 pass
-    return Decoder(path)
+    return Decoder(paths)
 
 
-# A --field of more segments is read by the standard library: msgspec needs a nested type per segment.
+# A path of more segments is read by the standard library: msgspec needs a nested type per segment.
 _FAST_SEGMENTS: Final = 64
 
 

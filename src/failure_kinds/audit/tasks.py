@@ -21,7 +21,7 @@ from typing import TypeAlias
 from .errors import describe_read_error
 from .partial import PartialReport
 from .render import Progress
-from .settings import AuditSettings, Pins
+from .settings import AuditSettings
 from .sources import (
     BATCH_BYTES,
     GZIP_MAGIC,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
-Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", Progress], PartialReport]
+Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, Progress], PartialReport]
 """Runs batches (here, in workers or on Ray) and merges their partials in input order."""
 Opener: TypeAlias = Callable[[str], "tuple[LocalFiles, str]"]
 """The files a task's path is read through, and its path there (Ray: pyarrow's filesystem of a URI)."""
@@ -53,9 +53,6 @@ Opener: TypeAlias = Callable[[str], "tuple[LocalFiles, str]"]
 MAX_CHUNK_BYTES: Final = 64 << 20
 MIN_CHUNK_BYTES: Final = 8 << 20
 CHUNKS_PER_JOB: Final = 4
-# A part keeps up to this many times the distinct cap of each category (the merge keeps the cap): only
-# a part past that makes the merge inexact, which costs a second, pinned pass.
-PART_DISTINCT_FACTOR: Final = 4
 # A batch holds at most this many tasks, so a directory of empty files still spreads over the workers.
 _BATCH_TASKS: Final = 4096
 _SEARCH_BYTES: Final = 64 << 10
@@ -203,32 +200,25 @@ def local(path: str) -> tuple[LocalFiles, str]:
 def run_batch(
     batch: Batch,
     settings: AuditSettings,
-    pins: Pins | None,
     fast: bool,
     opener: Opener = local,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> PartialReport:
-    """The partial report of one batch, in whichever process runs it. ``heads``: where the first bytes
-    of the streams read are kept (by name), for the check of a field no record has."""
-    partial = PartialReport(settings, pins, fast)
-    for tally in (partial.values, partial.servers):
-        tally.limit = settings.distinct_limit * PART_DISTINCT_FACTOR  # see PART_DISTINCT_FACTOR
+    """The partial report of one batch, in whichever process runs it: what every engine runs."""
+    partial = PartialReport(settings, fast)
     partial.known_categories = _known_categories(settings)
     previous: Task | None = None
     for task in batch:
-        add_task(partial, task, previous, opener, progress, heads)
+        add_task(partial, task, previous, opener, progress)
         previous = task
     return partial
 
 
-def work(
-    batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, opener: Opener = local
-) -> PartialReport:
+def work(batch: Batch, settings: AuditSettings, fast: bool, opener: Opener = local) -> PartialReport:
     """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
     that runs out of memory gives a partial that says so rather than a lost worker."""
     try:
-        return run_batch(batch, settings, pins, fast, opener)
+        return run_batch(batch, settings, fast, opener)
     except MemoryError:
         return failed_batch(batch, settings, "out of memory while reading")
 
@@ -239,7 +229,6 @@ def add_task(
     previous: Task | None = None,
     opener: Opener = local,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> None:
     """Count ``task`` into ``partial``: a file of its own, or the rest of ``previous``'s file."""
     if previous is None or previous.path != task.path or previous.stop != task.start:
@@ -250,7 +239,7 @@ def add_task(
         return
     files, path = opener(task.path)
     if task.kind != PARQUET:
-        _read(partial, task, files, path, progress, heads)
+        _read(partial, task, files, path, progress)
     elif not _changed(partial, task, files, path):
         # Parquet is read by path (pyarrow opens the file): the path must name the planned file before
         # and after, so a replaced file is caught even when the swap falls between a check and the open.
@@ -277,7 +266,6 @@ def _read(
     files: LocalFiles,
     path: str,
     progress: Progress | None,
-    heads: dict[str, bytearray] | None,
 ) -> None:
     try:
         raw = open_stream(None if path == STDIN else path) if task.kind == STREAM else files.open(path)
@@ -295,8 +283,6 @@ def _read(
         raw.close()
         partial.add_error(describe_read_error(error))
         return
-    if heads is not None and task.kind == STREAM:
-        data.head = heads.setdefault(task.display, bytearray())
     count_input(partial, data, None if task.stop is None else task.stop - task.start, progress)
     _changed(partial, task, files, path)
 
@@ -340,7 +326,7 @@ def count_input(partial: PartialReport, data: Input, limit: int | None, progress
 def failed_batch(batch: Batch, settings: AuditSettings, error: str) -> PartialReport:
     """The partial of a batch that could not run: no records, and the error on each of its files."""
     unreadable = [dataclasses.replace(task, kind=UNREADABLE, error=error) for task in batch]
-    return run_batch(unreadable, settings, None, fast=True)
+    return run_batch(unreadable, settings, fast=True)
 
 
 class OrderedMerge:
@@ -357,8 +343,9 @@ class OrderedMerge:
         while self.next_index in self.waiting:
             ready = self.waiting.pop(self.next_index)
             if self.merged is None:
-                self.merged = PartialReport(ready.settings, fast=ready.fast)
-            self.merged.absorb(ready)
+                self.merged = ready  # the first part: the accumulator, which each later one joins
+            else:
+                self.merged.absorb(ready)
             self.next_index += 1
 
     def result(self, settings: AuditSettings) -> PartialReport:
@@ -370,16 +357,14 @@ class OrderedMerge:
 def run_here(
     batches: Sequence[Batch],
     settings: AuditSettings,
-    pins: Pins | None,
     meter: Progress,
     fast: bool = True,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> PartialReport:
     """The batches read one after the other in this process."""
     merge = OrderedMerge()
     for index, batch in enumerate(batches):
-        merge.add(index, run_batch(batch, settings, pins, fast, local, progress, heads))
+        merge.add(index, run_batch(batch, settings, fast, local, progress))
         meter.advance(batch_size(batch))
     return merge.result(settings)
 
@@ -391,20 +376,12 @@ def audit_tasks(
     progress: IO[str] | None,
     batch_bytes: int = 0,
 ) -> PartialReport:
-    """Run ``tasks`` with ``run`` in batches of about ``batch_bytes`` (0: each task alone) and merge;
-    when the merge is inexact (a part overflowed a distinct-value cap), run them again pinned to the
-    values the whole keeps, which makes the second merge exact."""
-    batches = batched(tasks, batch_bytes)
-    total = sum(task.size for task in tasks)
-    meter = Progress(progress, total)
+    """Run ``tasks`` with ``run`` in batches of about ``batch_bytes`` (0: each task alone) and merge."""
+    meter = Progress(progress, sum(task.size for task in tasks))
     try:
-        merged = run(batches, settings, None, meter)
-        if not merged.exact:
-            meter.total += total
-            merged = run(batches, settings, merged.pins(), meter)
+        return run(batched(tasks, batch_bytes), settings, meter)
     finally:
         meter.clear()
-    return merged
 
 
 def audit_lines(
@@ -413,12 +390,11 @@ def audit_lines(
     settings: AuditSettings,
     *,
     continuation: bool = False,
-    pins: Pins | None = None,
     fast: bool = True,
 ) -> PartialReport:
     """The partial report of ``lines`` (bytes, one line each, line ends optional), read as the file (or,
     with ``continuation``, the part of the file after an earlier partial's part) named ``path``."""
-    partial = PartialReport(settings, pins, fast)
+    partial = PartialReport(settings, fast)
     partial.start_file(path, continuation=continuation)
     batch: list[bytes] = []
     size = 0
@@ -439,7 +415,6 @@ def audit_file(
     *,
     start: int = 0,
     stop: int | None = None,
-    pins: Pins | None = None,
     fast: bool = True,
 ) -> PartialReport:
     """The partial report of bytes ``start`` to ``stop`` (None: the end) of the plain file ``path``.
@@ -449,6 +424,6 @@ def audit_file(
         identity: Identity | None = LOCAL.identity(path)
     except (OSError, ValueError):
         identity = None  # the read says why
-    partial = PartialReport(settings, pins, fast)
+    partial = PartialReport(settings, fast)
     add_task(partial, Task(0, LINES, path, path, start, stop, 0, None, identity))
     return partial
