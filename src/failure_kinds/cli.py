@@ -155,9 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--aliases", metavar="FILE",
         help='a TOML file of aliases: old = "new" lines under an [aliases] table')
     audit.add_argument("--strict", action="store_true",
-        help="exit 1 when, at any field, an unregistered, malformed or undeclared value, an older label (even "
-        "one with a replacement) or a stage that is no FailureStage remains after aliasing, or when no "
-        "record has the --field at all")
+        help="exit 1 when, at any field, an unregistered, malformed or undeclared value, an older label "
+        "(even one with a replacement) or a stage that is no FailureStage remains after aliasing, or when "
+        "no record has the --field at all")
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",
         help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a clone; "

@@ -33,7 +33,8 @@ source you do not trust.
     >>> from failure_kinds.audit import audit_lines, merge, settings_for
     >>> settings = settings_for("failure_kind")
     >>> chunks = [[b'{"failure_kind": "cancelled"}', b"oops"], [b"", b'{"failure_kind": "judge_faild"}']]
-    >>> parts = [audit_lines(chunk, "day1.jsonl", settings, continuation=n > 0) for n, chunk in enumerate(chunks)]
+    >>> parts = [audit_lines(chunk, "day1.jsonl", settings, continuation=n > 0)
+    ...          for n, chunk in enumerate(chunks)]
     >>> report = merge(parts).report()
     >>> [(row.value, row.count, row.first_seen) for row in report.kinds]
     [('cancelled', 1, 'day1.jsonl:1'), ('judge_faild', 1, 'day1.jsonl:4')]
@@ -43,21 +44,24 @@ source you do not trust.
 
 from __future__ import annotations
 
+from failure_kinds._streams import describe_read_error
+
 from .engine import audit
-from .errors import AuditError, describe_read_error
 from .partial import PartialReport, merge
-from .render import FileReport, KindRow, Report, StageRow, render_json, render_text
+from .render import render_json, render_text
+from .report import FileReport, KindRow, Report, StageRow
 from .settings import (
     DISTINCT_LIMIT,
     LINE_BYTES,
     VALUE_CHARS,
+    AuditError,
     AuditSettings,
     category_of,
     merged_aliases,
     settings_for,
 )
-from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, Source, expand_inputs, fast_available
-from .tasks import audit_file, audit_lines
+from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, fast_available
+from .tasks import Source, audit_file, audit_lines, expand_inputs
 
 __all__ = [
     "ABSENT",

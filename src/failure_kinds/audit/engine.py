@@ -17,17 +17,18 @@ import sys
 import threading
 
 from failure_kinds._display import plain
+from failure_kinds._streams import describe_read_error
 
-from .errors import AuditError, cannot_start
 from .render import Progress
-from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, settings_for
-from .sources import expand_inputs, is_uri, make_decoder
+from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, AuditError, settings_for
+from .sources import is_uri, make_decoder
 from .tasks import (
     STREAM,
     OrderedMerge,
     audit_tasks,
     batch_size,
     chunk_bytes_for,
+    expand_inputs,
     failed_batch,
     plan,
     run_here,
@@ -41,10 +42,9 @@ if TYPE_CHECKING:
     from typing import IO, Final
 
     from .partial import PartialReport
-    from .render import Report
+    from .report import Report
     from .settings import AuditSettings
-    from .sources import Source
-    from .tasks import Batch, Runner
+    from .tasks import Batch, Runner, Source
 
 
 # Below this many bytes in all, worker processes cost more than they save: one pass in this process.
@@ -87,8 +87,8 @@ def audit(
 
     ``jobs``: worker processes (None: one per available core); inputs under PARALLEL_MIN_BYTES in all
     are read in this process unless ``chunk_bytes`` (the size of a byte range) is given. ``ray``: run on
-    the Ray cluster at that address instead ("": the one ``ray.init()`` finds or starts). ``distinct_limit``, ``value_chars`` and
-    ``line_bytes`` are the caps (see ``AuditSettings``).
+    the Ray cluster at that address instead ("": the one ``ray.init()`` finds or starts).
+    ``distinct_limit``, ``value_chars`` and ``line_bytes`` are the caps (see ``AuditSettings``).
 
     AuditError for arguments that cannot be audited (a usage error), before anything is read.
     """
@@ -198,9 +198,7 @@ def pool_runner(jobs: int, fast: bool) -> Runner:
             settings.category("")
         merge = OrderedMerge()
         try:
-            lost = _run_pool(
-                batches, range(len(batches)), workers, context, settings, fast, merge, meter
-            )
+            lost = _run_pool(batches, range(len(batches)), workers, context, settings, fast, merge, meter)
             # A worker that died broke the pool and every batch it still held: each of those runs again
             # alone, so only the batch that kills its worker fails.
             for index in lost:
@@ -350,7 +348,9 @@ def check_field(report: Report) -> None:
         where = f"; its records hold registered kinds at {at}" if at else ""
         report.notes.append(f"{plain(file.path)}: no record has the field {field}{where}")
     if len(missing) > NOTED_FILES:
-        report.notes.append(f"{len(missing) - NOTED_FILES:,} more files have no record with the field {field}")
+        report.notes.append(
+            f"{len(missing) - NOTED_FILES:,} more files have no record with the field {field}"
+        )
 
 
 def check_objects(report: Report) -> None:
@@ -371,3 +371,8 @@ def check_objects(report: Report) -> None:
     report.notes.append(f"{why}, so --field {plain(report.field)} was never seen")
 
 
+def cannot_start(jobs: int, error: OSError) -> str:
+    return (
+        f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
+        "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
+    )

@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 
 from failure_kinds._display import escaped
+from failure_kinds._streams import describe_read_error
 
-from .errors import describe_read_error
 from .partial import PartialReport
 from .sources import ABSENT, INVALID, UNPARSEABLE
 
@@ -86,7 +86,9 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
         if problem := next((found for found in found if isinstance(found, str)), None):
             partial.add_error(f"not auditable: {escaped(problem)}")
             return
-        projection = {f"c{number}": compute.field(*paths[number]) for number, there in enumerate(found) if there}
+        projection = {
+            f"c{number}": compute.field(*paths[number]) for number, there in enumerate(found) if there
+        }
         whole: Any = next(dataset.dataset(path, format="parquet", filesystem=filesystem).get_fragments())
         fragment: Any = whole.subset(row_group_ids=groups)
         if not projection:  # no path in the schema: every row lacks them all
@@ -98,8 +100,13 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
             rows = batch.num_rows
             if not rows:
                 continue
-            columns = [_values(pa, batch.column(f"c{n}")) if there else [ABSENT] * rows for n, there in enumerate(found)]
-            broken = {index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE}
+            columns = [
+                _values(pa, batch.column(f"c{n}")) if there else [ABSENT] * rows
+                for n, there in enumerate(found)
+            ]
+            broken = {
+                index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE
+            }
             for index in broken:  # text that is not UTF-8: the row is unparseable, as such a line is
                 for column in columns:
                     column[index] = UNPARSEABLE

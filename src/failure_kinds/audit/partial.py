@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import failure_kinds
 
-from .render import FileReport, Report, kind_rows, server_totals, stage_rows
+from .report import FileReport, Report, kind_rows, server_totals, stage_rows
 from .settings import (
     CAPPED,
     NAMESPACED,
@@ -117,7 +117,11 @@ class FieldTally:
     def copy(self) -> FieldTally:
         copied = FieldTally.__new__(FieldTally)
         copied.__dict__.update(self.__dict__)
-        copied.kinds, copied.servers, copied.stages = self.kinds.copy(), self.servers.copy(), self.stages.copy()
+        copied.kinds, copied.servers, copied.stages = (
+            self.kinds.copy(),
+            self.servers.copy(),
+            self.stages.copy(),
+        )
         copied.by_stage = {key: counts.copy() for key, counts in self.by_stage.items()}
         copied.overflow_by_stage = {key: counts.copy() for key, counts in self.overflow_by_stage.items()}
         return copied
@@ -302,9 +306,9 @@ class PartialReport:
         ABSENT, INVALID, BLANK and UNPARSEABLE."""
         field = self.fields[number]
         try:
-            pairs = Counter(zip(kinds, stages))
+            pairs = Counter(zip(kinds, stages, strict=True))
         except TypeError:  # a list or an object at a path
-            pairs = Counter(zip(map(_hashable, kinds), map(_hashable, stages)))
+            pairs = Counter(zip(map(_hashable, kinds), map(_hashable, stages), strict=True))
         found: Counter[object] = Counter()
         new_kinds: dict[str, Counter[object]] = {}
         new_stages: dict[str, int] = {}
@@ -387,7 +391,7 @@ class PartialReport:
                 field.by_stage.setdefault(key, Counter()).update(by_stage)
             else:
                 field.overflow_by_stage.setdefault(category, Counter()).update(by_stage)
-            if category == NAMESPACED or category == UNDECLARED:
+            if category in (NAMESPACED, UNDECLARED):
                 server = shorten(value.partition(":")[0], limit)
                 at = first_index.get(value, len(kinds))
                 known = servers.setdefault(server, [0, at])

@@ -17,20 +17,23 @@ import logging
 import pickle
 
 from failure_kinds._display import escaped, plain
+from failure_kinds._streams import Skipped
 
-from .errors import AuditError
 from .partial import PartialReport
-from .settings import AuditSettings
-from .sources import STDIN, WALKED, Identity, Skipped, expand_inputs, is_uri, is_walked, note_repeated
+from .settings import AuditError, AuditSettings
+from .sources import STDIN, WALKED, is_uri, is_walked
 from .tasks import (
     MIN_CHUNK_BYTES,
     STREAM,
+    Identity,
     LocalFiles,
     OrderedMerge,
     Task,
     audit_tasks,
     batch_size,
+    expand_inputs,
     local,
+    note_repeated,
     plan,
     plan_file,
     work,
@@ -187,7 +190,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
                     found.append(str(entry.path))
                 elif entry.type != fs.FileType.Directory:
                     skipped.add(scheme + str(entry.path))
-            skipped.note(notes)
+            skipped.note(notes, WALKED)
             if not found:
                 notes.append(f"{plain(uri)}: no {WALKED} files under this URI")
             files = [(scheme + name, name) for name in sorted(found)]

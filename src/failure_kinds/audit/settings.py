@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-import re
-import stat
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 import failure_kinds
+from failure_kinds import FailureKindsError
 from failure_kinds._display import plain, shown
 from failure_kinds._runtime import classify
-
-from .errors import AuditError, describe_read_error
+from failure_kinds._streams import describe_read_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping, Sequence
     from typing import Final
+
+
+class AuditError(FailureKindsError):
+    """A problem with the audit's own arguments (not with the data): a usage error."""
 
 
 # At most this many distinct values of each capped category get a row of their own; the rest are counted
@@ -305,12 +306,11 @@ def load_alias_file(path: str) -> dict[str, str]:
 
     name = plain(path)
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise AuditError(f"--aliases {name}: not a regular file")
-            data = file.read(ALIAS_FILE_LIMIT + 1)
+        data = read_regular(path, ALIAS_FILE_LIMIT)
     except OSError as error:
         raise AuditError(f"--aliases {name}: {describe_read_error(error)}") from None
+    if isinstance(data, str):
+        raise AuditError(f"--aliases {name}: {data}")
     if len(data) > ALIAS_FILE_LIMIT:
         raise AuditError(f"--aliases {name}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
     try:

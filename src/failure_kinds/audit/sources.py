@@ -5,24 +5,20 @@ UNPARSEABLE or BLANK."""
 
 from __future__ import annotations
 
-import bisect
 import errno
 import io
 import json
-import os
-import stat
-from dataclasses import dataclass
 from json.scanner import make_scanner
 from operator import attrgetter
 from typing import TypeAlias
 
+from failure_kinds import FailureKindsError
 from failure_kinds._depth import deeper
-
-from .errors import AuditError, WideText, check_text
+from failure_kinds._streams import wide_encoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any, BinaryIO, Final
 
 
@@ -38,45 +34,6 @@ GZIP_MAGIC: Final = b"\x1f\x8b"
 # What a directory walk reads, by name, whatever the case of the suffix.
 SUFFIXES: Final = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
 WALKED: Final = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
-# The skipped entries a note names (the first in sorted order); the others are counted.
-SKIPPED_NAMED: Final = 5
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What a file was when planned: device and inode (None: not compared, as on a Ray node or a remote
-    filesystem), size and st_mtime_ns."""
-
-    device: int | None
-    inode: int | None
-    size: int
-    modified: int
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> Identity:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def change(self, now: Identity) -> str | None:
-        """How the file ``now`` differs from this one; None: it does not."""
-        for mine, theirs in ((self.inode, now.inode), (self.device, now.device)):
-            if mine is not None and theirs is not None and mine != theirs:
-                return "replaced"
-        if now.size != self.size:
-            return "truncated" if now.size < self.size else "grown"
-        return "rewritten" if now.modified != self.modified else None
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input as reports name it (``display``; ``path`` None: stdin). ``error``: a directory that could
-    not be listed; ``identity``: the regular file as expanded, its one look before the read; ``stream``:
-    stdin, a FIFO or a device, read once, in this process."""
-
-    display: str
-    path: str | None
-    error: OSError | None = None
-    identity: Identity | None = None
-    stream: bool = False
 
 
 def is_parquet(path: str) -> bool:
@@ -97,132 +54,23 @@ def is_gzip(name: str, head: bytes) -> bool:
     return head == GZIP_MAGIC or name.lower().endswith(".gz")
 
 
-def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their regular files named with SUFFIXES (recursively, sorted; links
-    to directories are not followed, a FIFO there is never opened), "-" as stdin; the other entries of a
-    directory in one note, a directory that cannot be listed as a source that fails with the reason."""
-    if list(inputs).count(STDIN) > 1:
-        raise AuditError("- (stdin) can be given only once")
-    from failure_kinds._display import plain
-
-    sources: list[Source] = []
-    skipped = Skipped()
-    for item in inputs:
-        if item == STDIN:
-            sources.append(Source(STDIN_NAME, None, stream=True))
-        elif os.path.isdir(item):
-            found = _walk(item, skipped)
-            if not found:
-                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
-            sources.extend(found)
-        else:
-            sources.append(Source(item, item))
-    skipped.note(notes)
-    return read_once(sources, notes)
+class WideText(FailureKindsError):
+    """An input in UTF-16 or UTF-32, which the audit names rather than counting its lines unparseable."""
 
 
-class Skipped:
-    """The entries of the directories walked that are not read: how many, and the first few names."""
+def check_text(head: bytes, gzipped: str | None = None) -> None:
+    """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32;
+    ``gzipped``: the name of the gzip file they were decompressed from, which the hint decompresses."""
+    found = wide_encoding(head, b"{ \t\r\n")
+    if found is not None:
+        name, order, source = found
+        command = f"iconv -f {source} -t UTF-8"
+        if gzipped is not None:
+            import shlex
 
-    def __init__(self) -> None:
-        self.count: int = 0
-        self.names: list[str] = []  # the first SKIPPED_NAMED in sorted order
-
-    def add(self, name: str) -> None:
-        self.count += 1
-        bisect.insort(self.names, name)
-        del self.names[SKIPPED_NAMED:]
-
-    def note(self, notes: list[str]) -> None:
-        from failure_kinds._display import plain
-
-        one, more = self.count == 1, self.count - len(self.names)
-        named = ", ".join(plain(name) for name in self.names)
-        entries = (
-            "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
-        )
-        files = f"a {WALKED} regular file and was" if one else f"{WALKED} regular files and were"
-        if self.count:
-            notes.append(f"{entries} not {files} skipped: {named}" + (f" and {more:,} more" if more else ""))
-
-
-def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
-    """``sources`` without those that name a file (device and inode) an earlier one names, with a note
-    saying how many were left out; each kept file gets its identity from this, its one look before the
-    read. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
-    seen: set[tuple[int, int]] = set()
-    kept: list[Source] = []
-    repeated = 0
-    for source in sources:
-        if source.path is not None and source.error is None:
-            try:
-                status = os.stat(source.path)
-            except (OSError, ValueError):
-                pass
-            else:
-                key = (status.st_dev, status.st_ino)
-                if key in seen:
-                    repeated += 1
-                    continue
-                seen.add(key)
-                regular = stat.S_ISREG(status.st_mode)
-                identity = Identity.of(status) if regular else None
-                source = Source(source.display, source.path, None, identity, not regular)
-        kept.append(source)
-    note_repeated(notes, repeated)
-    return kept
-
-
-_READ_ONCE: Final = " a file already read; each file is read once"
-
-
-def note_repeated(notes: list[str], repeated: int) -> None:
-    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all."""
-    if not repeated:
-        return
-    for index, note in enumerate(notes):
-        if note.endswith(_READ_ONCE):
-            repeated += int(note.partition(" ")[0].replace(",", ""))
-            del notes[index]
-            break
-    inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
-    notes.append(inputs + _READ_ONCE)
-
-
-def _walk(top: str, skipped: Skipped) -> list[Source]:
-    found: list[Source] = []
-    folders = [top]
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(entry.path)
-                        elif is_walked(entry.name) and entry.is_file():
-                            found.append(Source(entry.path, entry.path))
-                        else:
-                            skipped.add(entry.path + _what_else(entry.path))
-                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
-                        if os.path.islink(entry.path):
-                            skipped.add(entry.path + _what_else(entry.path))
-        except OSError as error:
-            found.append(Source(folder, folder, error))
-    found.sort(key=lambda source: source.display)
-    return found
-
-
-def _what_else(path: str) -> str:
-    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
-    try:
-        mode = stat.S_IFMT(os.stat(path).st_mode)
-    except OSError as error:
-        if not os.path.islink(path):
-            return ""
-        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
-    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
-    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
+            named = "" if gzipped == "<stdin>" else " " + shlex.quote(gzipped)
+            command = f"gzip -dc{named} | {command}"
+        raise WideText(f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with {command}")
 
 
 def _first(read: Callable[[int], bytes], size: int) -> bytes:

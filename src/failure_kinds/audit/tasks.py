@@ -13,23 +13,28 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from .errors import describe_read_error
+from failure_kinds._streams import READ_ONCE, Skipped, describe_read_error, repeated_note
+
 from .partial import PartialReport
 from .render import Progress
-from .settings import AuditSettings
+from .settings import AuditError, AuditSettings
 from .sources import (
     BATCH_BYTES,
     GZIP_MAGIC,
     STDIN,
-    Identity,
+    STDIN_NAME,
+    WALKED,
     decompressed,
     is_gzip,
     is_parquet,
+    is_walked,
     open_stream,
     read_batches,
 )
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import IO, Any, BinaryIO, Final
 
-    from .sources import Input, Source
+    from .sources import Input
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
@@ -62,6 +67,142 @@ GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
 UNREADABLE: Final = "unreadable"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a file was when planned: device and inode (None: not compared, as on a Ray node or a remote
+    filesystem), size and st_mtime_ns."""
+
+    device: int | None
+    inode: int | None
+    size: int
+    modified: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> Identity:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def change(self, now: Identity) -> str | None:
+        """How the file ``now`` differs from this one; None: it does not."""
+        for mine, theirs in ((self.inode, now.inode), (self.device, now.device)):
+            if mine is not None and theirs is not None and mine != theirs:
+                return "replaced"
+        if now.size != self.size:
+            return "truncated" if now.size < self.size else "grown"
+        return "rewritten" if now.modified != self.modified else None
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input as reports name it (``display``; ``path`` None: stdin). ``error``: a directory that could
+    not be listed; ``identity``: the regular file as expanded, its one look before the read; ``stream``:
+    stdin, a FIFO or a device, read once, in this process."""
+
+    display: str
+    path: str | None
+    error: OSError | None = None
+    identity: Identity | None = None
+    stream: bool = False
+
+
+def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
+    """Files as given, directories as their regular files named with SUFFIXES (recursively, sorted; links
+    to directories are not followed, a FIFO there is never opened), "-" as stdin; the other entries of a
+    directory in one note, a directory that cannot be listed as a source that fails with the reason."""
+    if list(inputs).count(STDIN) > 1:
+        raise AuditError("- (stdin) can be given only once")
+    from failure_kinds._display import plain
+
+    sources: list[Source] = []
+    skipped = Skipped()
+    for item in inputs:
+        if item == STDIN:
+            sources.append(Source(STDIN_NAME, None, stream=True))
+        elif os.path.isdir(item):
+            found = _walk(item, skipped)
+            if not found:
+                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
+            sources.extend(found)
+        else:
+            sources.append(Source(item, item))
+    skipped.note(notes, WALKED)
+    return read_once(sources, notes)
+
+
+def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
+    """``sources`` without those that name a file (device and inode) an earlier one names, with a note
+    saying how many were left out; each kept file gets its identity from this, its one look before the
+    read. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Source] = []
+    repeated = 0
+    for source in sources:
+        if source.path is not None and source.error is None:
+            try:
+                status = os.stat(source.path)
+            except (OSError, ValueError):
+                pass
+            else:
+                key = (status.st_dev, status.st_ino)
+                if key in seen:
+                    repeated += 1
+                    continue
+                seen.add(key)
+                regular = stat.S_ISREG(status.st_mode)
+                identity = Identity.of(status) if regular else None
+                source = Source(source.display, source.path, None, identity, not regular)
+        kept.append(source)
+    note_repeated(notes, repeated)
+    return kept
+
+
+def note_repeated(notes: list[str], repeated: int) -> None:
+    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all."""
+    if not repeated:
+        return
+    for index, note in enumerate(notes):
+        if note.endswith(READ_ONCE):
+            repeated += int(note.partition(" ")[0].replace(",", ""))
+            del notes[index]
+            break
+    notes.append(repeated_note(repeated))
+
+
+def _walk(top: str, skipped: Skipped) -> list[Source]:
+    found: list[Source] = []
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(entry.path)
+                        elif is_walked(entry.name) and entry.is_file():
+                            found.append(Source(entry.path, entry.path))
+                        else:
+                            skipped.add(entry.path + _what_else(entry.path))
+                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
+                        if os.path.islink(entry.path):
+                            skipped.add(entry.path + _what_else(entry.path))
+        except OSError as error:
+            found.append(Source(folder, folder, error))
+    found.sort(key=lambda source: source.display)
+    return found
+
+
+def _what_else(path: str) -> str:
+    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
+    try:
+        mode = stat.S_IFMT(os.stat(path).st_mode)
+    except OSError as error:
+        if not os.path.islink(path):
+            return ""
+        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
+    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
+    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
 
 
 @dataclass(frozen=True)
