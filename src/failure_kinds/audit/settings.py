@@ -16,7 +16,7 @@ import failure_kinds
 from failure_kinds import FailureKindsError
 from failure_kinds._display import plain, shown
 from failure_kinds._runtime import classify
-from failure_kinds._streams import describe_read_error
+from failure_kinds._streams import describe_read_error, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
