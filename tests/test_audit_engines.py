@@ -329,7 +329,7 @@ def test_files_changed_while_workers_read_them_are_named_and_never_counted_whole
     environment = {**hooks[0], ON_OPEN: ";".join(hook[ON_OPEN] for hook in hooks)}
     report = in_workers(2048, [*paths, other], environment)
     *files, whole = report["files"]
-    assert whole == {"path": str(other), "records": 10, "error": None}
+    assert whole == {"path": str(other), "records": 10, "error": None, "with_kind": 10}
     assert [(file["path"], file["error"]) for file in files] == [
         (str(path), changed(change)) for path, change in zip(paths, CHANGES, strict=True)
     ]
@@ -358,7 +358,7 @@ def test_a_worker_that_dies_fails_only_what_it_cannot_read_and_nothing_hangs(
         assert report == json.loads(one_pass([str(path), str(copy_of)]))
     else:
         died, whole = report["files"]
-        assert died == {"path": str(path), "records": 0, "error": "a worker process died"}
+        assert died == {"path": str(path), "records": 0, "error": "a worker process died", "with_kind": 0}
         assert whole["error"] is None
 
 

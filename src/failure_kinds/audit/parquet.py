@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import importlib
 
+import failure_kinds
+from failure_kinds import FailureKindsError
 from failure_kinds._display import escaped
 from failure_kinds._streams import describe_read_error
 
-from .partial import PartialReport
+from .partial import PROBED, PartialReport
 from .sources import ABSENT, INVALID, UNPARSEABLE
 
 TYPE_CHECKING = False
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
+# At most this many string columns, this many structs deep, are looked at for a field the schema lacks.
+_CANDIDATES: Final = 64
+_PROBE_DEPTH: Final = 8
 # A task reads runs of whole row groups of about this many rows.
 TASK_ROWS: Final = 8_000_000
 # Without pyarrow a Parquet file is an input that cannot be read, named with this, like any other: the
@@ -71,7 +76,6 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
     ``partial``. Without pyarrow the file is one that cannot be read."""
     try:
         pa, compute, parquet = arrow()
-        dataset: Any = importlib.import_module("pyarrow.dataset")
     except ImportError:
         partial.add_error(NEEDS_PYARROW)
         return
@@ -80,59 +84,170 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
         last: int = file.metadata.num_row_groups if stop is None else stop
         groups = list(range(start, last))
         if not groups:
-            return  # no rows (a fragment of no row group would read them all)
+            return  # no rows (iter_batches would read every group when given none)
         paths = [name.split(".") for name in partial.settings.paths]
-        found = [_in_schema(pa, file.schema_arrow, segments) for segments in paths]
-        if problem := next((found for found in found if isinstance(found, str)), None):
-            partial.add_error(f"not auditable: {escaped(problem)}")
-            return
-        projection = {
-            f"c{number}": compute.field(*paths[number]) for number, there in enumerate(found) if there
-        }
-        whole: Any = next(dataset.dataset(path, format="parquet", filesystem=filesystem).get_fragments())
-        fragment: Any = whole.subset(row_group_ids=groups)
-        if not projection:  # no path in the schema: every row lacks them all
+        found = [_locate(pa, file, segments) for segments in paths]
+        if start == 0:
+            _note_kinds_at(pa, compute, partial, file, groups[0])
+        leaves = sorted({leaf for located in found for leaf in located[0]})
+        if not leaves:  # no path in the schema: every row lacks them all
             rows = sum(int(file.metadata.row_group(group).num_rows) for group in groups)
             for offset in range(0, rows, BATCH_ROWS):
                 partial.add_columns([[ABSENT] * min(BATCH_ROWS, rows - offset) for _ in paths])
             return
-        for batch in fragment.to_batches(columns=projection, batch_size=BATCH_ROWS):
-            rows = batch.num_rows
-            if not rows:
-                continue
-            columns = [
-                _values(pa, batch.column(f"c{n}")) if there else [ABSENT] * rows
-                for n, there in enumerate(found)
-            ]
-            broken = {
-                index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE
-            }
-            for index in broken:  # text that is not UTF-8: the row is unparseable, as such a line is
-                for column in columns:
-                    column[index] = UNPARSEABLE
-            partial.add_columns(columns)
+        # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
+        # ("nested data conversions not implemented for chunked array outputs"): such columns are read a
+        # row group at a time.
+        tops = {segments[0] for segments, (leaves, _) in zip(paths, found, strict=True) if leaves}
+        nested = any(pa.types.is_nested(file.schema_arrow.field(top).type) for top in tops)
+        for run in [[group] for group in groups] if nested else [groups]:
+            for batch in file.reader.iter_batches(BATCH_ROWS, row_groups=run, column_indices=leaves):
+                if batch.num_rows:
+                    partial.add_columns(_columns(pa, compute, batch, paths, found))
+    except _AmbiguousColumn as error:
+        partial.add_error(f"not auditable: {escaped(str(error))}")
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
 
 
-def _in_schema(pa: Any, schema: Any, segments: list[str]) -> bool | str:
-    """Whether a row can hold ``segments`` (every step a struct field), or why it cannot be told: a
-    name that occurs more than once (a JSON object keeps the last value of a repeated key; Parquet
-    columns have no order of writing to go by, so the file is named rather than guessed at)."""
+def _columns(
+    pa: Any, compute: Any, batch: Any, paths: list[list[str]], found: list[tuple[list[int], int]]
+) -> list[list[object]]:
+    """The values of one batch at every path; a row with text that is not UTF-8 is unparseable, as such
+    a line is."""
+    rows: int = batch.num_rows
+    columns: list[list[object]] = []
+    for segments, (leaves, depth) in zip(paths, found, strict=True):
+        if not leaves:
+            columns.append([ABSENT] * rows)
+            continue
+        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+        for segment in segments[1:depth]:
+            values = compute.struct_field(values, [segment])
+        if depth < len(segments):  # the path stops at a value that is no object: null there is null
+            valid: list[bool] = values.is_valid().to_pylist()
+            columns.append([ABSENT if there else None for there in valid])
+        else:
+            columns.append(_values(pa, values))
+    broken = {index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE}
+    for index in broken:
+        for column in columns:
+            column[index] = UNPARSEABLE
+    return columns
+
+
+class _AmbiguousColumn(FailureKindsError):
+    """The field names a column that occurs more than once: which one holds the kind cannot be told."""
+
+
+def _locate(pa: Any, file: Any, segments: list[str]) -> tuple[list[int], int]:
+    """The Parquet leaf columns to read for the path ``segments`` and how many of its segments the
+    schema has: all of them, fewer where the path runs into a column that is not a struct or lacks the
+    next name (a row is then null where that column is, else without the field), none when no row
+    can hold the path's first name.
+
+    Leaves are chosen by position in the schema, never by their dotted names: a top-level column
+    literally called ``r.failure_kind`` and the field ``failure_kind`` of a struct ``r`` share the name
+    ``r.failure_kind``, and only the struct path is what JSON Lines would read.
+    """
+    schema: Any = file.schema_arrow
     fields: Any = schema
+    # The leaves of the top-level columns before the field's, then of its siblings before it at each
+    # level: Parquet numbers leaves depth first in schema order.
+    first, depth = 0, 0
+    field: Any = None
     for depth, segment in enumerate(segments):
-        indexes: list[int] = fields.get_all_field_indices(segment)
+        try:
+            segment.encode("utf-8")
+        except UnicodeEncodeError:
+            indexes: list[int] = []  # Parquet names are UTF-8: no column is called that
+        else:
+            indexes = (
+                fields.get_all_field_indices(segment)
+                if field is None or pa.types.is_struct(field.type)
+                else []
+            )
         if len(indexes) > 1:
+            # A JSON object with a repeated key keeps the last value; Parquet columns have no order of
+            # writing to go by, so the file is named rather than guessed at.
             name = ".".join(segments[: depth + 1])
-            return f"the column {name!r} occurs {len(indexes)} times"
+            raise _AmbiguousColumn(f"the column {name!r} occurs {len(indexes)} times")
         if not indexes:
-            return False
-        kind: Any = fields.field(indexes[0]).type
-        if depth + 1 < len(segments):
-            if not pa.types.is_struct(kind):
-                return False
-            fields = kind
-    return True
+            break
+        first += sum(_leaf_count(pa, fields.field(index).type) for index in range(indexes[0]))
+        field = fields.field(indexes[0])
+        fields = field.type
+    else:
+        depth = len(segments)
+    if field is None:
+        return [], 0
+    leaves = list(range(first, first + _leaf_count(pa, field.type)))
+    parquet_schema: Any = file.schema
+    dotted = ".".join(segments[:depth])
+    total = sum(_leaf_count(pa, top.type) for top in schema)
+    if total != len(parquet_schema) or not all(
+        f"{parquet_schema.column(leaf).path}.".startswith(f"{dotted}.") for leaf in leaves
+    ):
+        # A type whose leaves are counted otherwise than here: the names still say which leaves they are
+        # when they are not ambiguous.
+        raise _AmbiguousColumn(f"the leaf columns of {dotted!r} cannot be told apart from the schema")
+    return leaves, depth
+
+
+def _leaf_count(pa: Any, kind: Any) -> int:
+    """How many Parquet leaf columns hold a field of the Arrow type ``kind``."""
+    types: Any = pa.types
+    if types.is_struct(kind):
+        return sum(_leaf_count(pa, field.type) for field in kind)
+    if types.is_map(kind):
+        return _leaf_count(pa, kind.key_type) + _leaf_count(pa, kind.item_type)
+    if types.is_list(kind) or types.is_large_list(kind) or types.is_fixed_size_list(kind):
+        return _leaf_count(pa, kind.value_type)
+    if types.is_list_view(kind) or types.is_large_list_view(kind):
+        return _leaf_count(pa, kind.value_type)
+    storage: Any = getattr(kind, "storage_type", None)  # an extension type is stored as its storage
+    return 1 if storage is None else _leaf_count(pa, storage)
+
+
+def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, group: int) -> None:
+    """For each field the schema lacks, as for JSON Lines: the string columns (at most _CANDIDATES)
+    where the file's first PROBED rows hold a registered kind. Only the part that starts the file looks,
+    so every cut of it finds the same."""
+    part, settings = partial.files[-1], partial.settings
+    missing = [
+        n
+        for n, field in enumerate(settings.fields)
+        if _locate(pa, file, field.split("."))[1] < len(field.split("."))
+    ]
+    if not missing:
+        return
+    candidates: list[list[str]] = []
+    pending: list[tuple[list[str], Any]] = [([], file.schema_arrow)]
+    while pending and len(candidates) < _CANDIDATES:
+        prefix, fields = pending.pop(0)
+        for item in fields:
+            name: str = item.name
+            if pa.types.is_struct(item.type) and len(prefix) < _PROBE_DEPTH:
+                pending.append(([*prefix, name], item.type))
+            elif pa.types.is_string(item.type) and "." not in name and name:
+                candidates.append([*prefix, name])
+    found: list[str] = []
+    for segments in candidates[:_CANDIDATES]:
+        try:
+            leaves, depth = _locate(pa, file, segments)
+        except _AmbiguousColumn:
+            continue
+        batch: Any = next(file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None)
+        if batch is None or depth < len(segments):
+            continue
+        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+        for segment in segments[1:]:
+            values = compute.struct_field(values, [segment])
+        if any(value in failure_kinds.FAILURE_KINDS for value in values.slice(0, PROBED).to_pylist()):
+            found.append(".".join(segments))
+    for number in missing:
+        for path in found:
+            part.kinds_at[number].setdefault(path, 0)
 
 
 def _values(pa: Any, values: Any) -> list[object]:

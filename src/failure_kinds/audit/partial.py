@@ -352,7 +352,8 @@ class PartialReport:
                 if key in tally.counts:
                     tally.counts[key] += count
                 else:
-                    location = (file_index, line_of(first_index[value]))
+                    at = first_index[value] if value in first_index else stages.index(value)
+                    location = (file_index, line_of(at))
                     tally.add_new(key, stage_category(value), count, location)
             if len(tally.overflow) and sum(map(len, field.by_stage.values())) > 2 * len(tally.counts) + 64:
                 field.compact()  # stages that lost their row: bounded however many there are
@@ -384,7 +385,9 @@ class PartialReport:
             if key in counts:
                 counts[key] += count
             else:
-                lost = tally.add_new(key, category, count, (file_index, line_of(first_index[value])))
+                # (A value counted before this batch may have lost its row to a value met in it.)
+                at = first_index[value] if value in first_index else kinds.index(value)
+                lost = tally.add_new(key, category, count, (file_index, line_of(at)))
                 if lost is not None:
                     field.drop_kinds([lost] if lost != key else [], {lost: category})
             if key in counts:
