@@ -150,7 +150,12 @@ def test_an_input_that_cannot_be_read_is_its_error_alone_and_a_row_beside_others
     cut = zlib.decompressobj(wbits=31).decompress(TRUNCATED).count(b"\n") if name == "cut.jsonl.gz" else 0
     assert (report["records"], report["unparseable"], report["files"][0]["records"]) == (2 + cut, 0, cut)
     assert report["files"][0]["error"].startswith(error)
-    assert report["files"][1] == {"path": str(tmp_path / "good.jsonl"), "records": 2, "error": None, "with_kind": 2}
+    assert report["files"][1] == {
+        "path": str(tmp_path / "good.jsonl"),
+        "records": 2,
+        "error": None,
+        "with_kind": 2,
+    }
 
 
 def test_workers_name_the_inputs_that_cannot_be_read_as_one_process_does(tmp_path: Path) -> None:

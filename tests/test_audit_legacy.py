@@ -338,7 +338,9 @@ def test_a_field_no_record_has_is_named_with_the_paths_where_the_records_hold_ki
     report = json.loads(result.stdout)
     suggestion = "result.failure_kind" if said and MEANT in said else None
     assert (report["field_missing"], report["field_suggestion"]) == (said is not None, suggestion)
-    assert report["files"][0].get("kinds_at") == (None if said is None else [suggestion] if suggestion else [])
+    assert report["files"][0].get("kinds_at") == (
+        None if said is None else [suggestion] if suggestion else []
+    )
     # The field there, even null, is a field the gate can see: nothing to say, exit 0.
     (tmp_path / "log.jsonl").write_bytes(data + json.dumps({field.split(".")[0]: None}).encode() + b"\n")
     assert run_cli("audit", "log.jsonl", "--field", field, "--strict", cwd=tmp_path).returncode == 0

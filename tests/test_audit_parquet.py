@@ -401,7 +401,9 @@ def test_a_parquet_file_without_the_field_names_where_its_rows_hold_kinds(tmp_pa
     missing = run_cli("audit", str(path), "--field", "result.failure_knd", "--strict")
     assert missing.returncode == 1
     meant = "did you mean result.failure_kind? (the records hold registered kinds there)"
-    assert missing.stderr == f"failure-kinds audit: note: no record has the field result.failure_knd; {meant}\n"
+    assert (
+        missing.stderr == f"failure-kinds audit: note: no record has the field result.failure_knd; {meant}\n"
+    )
     there = run_cli("audit", str(path), "--field", "result.failure_kind", "--strict")
     assert (there.returncode, there.stderr) == (0, "")
     # Worker processes, each reading a run of row groups: the same finding.

@@ -153,7 +153,7 @@ class _WaitingReader(io.RawIOBase):
 def read_regular(
     path: str | os.PathLike[str], limit: int, seen: set[tuple[int, int]] | None = None
 ) -> bytes | str:
-    """At most ``limit + 1`` bytes of the regular file ``path``; "not a regular file" for anything else
+    """At most ``limit + 1`` bytes of the regular file ``path``; "is a directory" or "not a regular file"
     (a FIFO is opened without blocking, so it cannot hang the command); "repeated" for a file (device,
     inode) already in ``seen``, which gets each file read. The file opened is judged, not its name.
     Raises OSError."""
@@ -161,7 +161,7 @@ def read_regular(
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
-            return "not a regular file"
+            return "is a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
         if seen is not None:
             if (status.st_dev, status.st_ino) in seen:
                 return "repeated"
