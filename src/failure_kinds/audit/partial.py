@@ -35,7 +35,7 @@ from .settings import (
     shorten,
     stage_category,
 )
-from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, make_decoder
+from .sources import ABSENT, BLANK, INVALID, OTHER, UNPARSEABLE, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -162,7 +162,6 @@ class FieldTally:
         self.compact()
 
 
-OTHER: Final = "\x00other"  # a stage without a row of its own (no stage value holds a NUL and is kept)
 
 
 class PartialReport:

@@ -18,6 +18,7 @@ from .settings import (
     UNDECLARED,
     UNREGISTERED,
     cut_names,
+    shorten,
     shown_value,
 )
 
@@ -216,8 +217,7 @@ CATEGORY_ORDER = [MALFORMED, UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
 def _by_stage(counts: Counter[object] | None, stages: Tally, limit: int) -> list[tuple[str | None, int]]:
-    from .partial import OTHER
-    from .sources import INVALID
+    from .sources import INVALID, OTHER
 
     rows: list[tuple[str | None, int]] = []
     for stage, count in (counts or {}).items():
@@ -225,7 +225,7 @@ def _by_stage(counts: Counter[object] | None, stages: Tally, limit: int) -> list
             continue
         if stage is INVALID:
             rows.append((INVALID_STAGE, count))
-        elif stage == OTHER:
+        elif stage is OTHER:
             rows.append((OTHER_STAGE, count))
         else:
             rows.append((None if stage is None else shown_value(cast("str", stage), limit)[0], count))
@@ -296,8 +296,8 @@ def stage_rows(
     for key, count in tally.counts.items():
         category, value = tally.categories[key], shown_value(key, limit)[0]
         row = StageRow(value, count, category, location(tally.first[key]) or "")
-        if category == LEGACY:
-            row.replacement = OLDER_STAGES[value]
+        if category == LEGACY:  # its key may be cut: the older label whose key it is
+            row.replacement = next(new for old, new in OLDER_STAGES.items() if shorten(old, limit) == key)
         elif category == UNREGISTERED:
             row.suggestion = closest(value, [stage.value for stage in Stage])
         rows.append(row)

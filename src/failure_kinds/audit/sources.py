@@ -294,11 +294,15 @@ class _Marker:
     def __repr__(self) -> str:
         return self.name
 
+    def __reduce__(self) -> str:
+        return self.name  # the module's one instance of that name, in whichever process unpickles it
+
 
 INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the path
 ABSENT: Final = _Marker("ABSENT")  # no such key (or the path runs through a value that is no object)
 UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an object, over the line cap
 BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
+OTHER: Final = _Marker("OTHER")  # in a kind's stages: a stage without a row of its own (past the cap)
 Columns: TypeAlias = list[list[object]]
 """What ``Decoder.batch`` gives: per path, one value per line (a line's marker in every column)."""
 
