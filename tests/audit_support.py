@@ -20,8 +20,6 @@ import pytest
 
 TESTS = Path(__file__).parent
 CHANGES = ["truncated", "grown", "rewritten", "replaced"]
-# Records whose field paths are 200 characters (named whole in the missing-field note) and 201 (left out),
-# at the top level and in a struct, and the list of them that note gives.
 
 
 def changed(change: str) -> str:
