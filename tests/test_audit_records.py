@@ -49,7 +49,7 @@ def test_version_1_records_give_their_kinds_and_stages_at_the_nested_failure(tmp
     assert rows["transport_timeout"] == [("agent", 1)]
     text = render_text(report)
     assert "stages at 'failure.stage': 3 records with a stage" in text
-    assert "  stage              1  1 stage not a FailureStage" in text
+    assert "  stage              1  1 stage that no FailureStage names" in text
     assert "stages: agent 1" in text
 
 

@@ -51,6 +51,8 @@ PROBED: Final = 100
 # How deep and how wide such a record is searched.
 _PROBE_DEPTH: Final = 8
 _PROBE_KEYS: Final = 1_000
+# The kinds' stages are compacted once this many more stages than are kept lost their row.
+_STALE: Final = 64
 # Categories remembered per partial (or per engine worker): enough for every value all its batches keep.
 _KNOWN_CATEGORIES: Final = 200_000
 
@@ -113,6 +115,8 @@ class FieldTally:
         self.stages: Tally = Tally(settings.distinct_limit, STAGE_CAPPED)
         self.by_stage: dict[str, Counter[object]] = {}
         self.overflow_by_stage: dict[str, Counter[object]] = {}
+        self.stale: int = 0
+        """Stages that lost their row since the kinds' stages were last compacted."""
 
     def copy(self) -> FieldTally:
         copied = FieldTally.__new__(FieldTally)
@@ -126,15 +130,18 @@ class FieldTally:
         copied.overflow_by_stage = {key: counts.copy() for key, counts in self.overflow_by_stage.items()}
         return copied
 
-    def drop_kinds(self, keys: Iterable[str], categories: dict[str, str]) -> None:
-        """Kinds that lost their row: their records per stage join their category's overflow row."""
-        for key in keys:
-            counts = self.by_stage.pop(key, None)
-            if counts is not None:
-                self.overflow_by_stage.setdefault(categories[key], Counter()).update(counts)
+    def drop_kind(self, key: str, category: str) -> None:
+        """A kind that lost its row: its records per stage join its category's overflow row."""
+        counts = self.by_stage.pop(key, None)
+        if counts is not None:
+            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
 
-    def compact(self) -> None:
-        """Stages that lost their row (or never had one) count as OTHER in each kind's stages."""
+    def compact(self, when_stale: int = 0) -> None:
+        """Stages that lost their row count as OTHER in each kind's stages, once more than ``when_stale``
+        did since the last time: so the stages of the kinds stay bounded at a cost that is amortised."""
+        if self.stale <= when_stale:
+            return
+        self.stale = 0
         kept = self.stages.counts
         for counts in (*self.by_stage.values(), *self.overflow_by_stage.values()):
             lost = [stage for stage in counts if type(stage) is str and stage not in kept]
@@ -147,21 +154,18 @@ class FieldTally:
         for name in ("first_invalid", "first_stage_invalid"):
             theirs = getattr(later, name)
             setattr(self, name, earliest(getattr(self, name), None if theirs is None else shift(theirs)))
-        categories = {**later.kinds.categories, **self.kinds.categories}
-        dropped = self.kinds.absorb(later.kinds, shift)
+        for key, category in self.kinds.absorb(later.kinds, shift):
+            self.drop_kind(key, category)
         for key, counts in later.by_stage.items():
             if key in self.kinds.counts:
                 self.by_stage.setdefault(key, Counter()).update(counts)
             else:
-                self.overflow_by_stage.setdefault(categories[key], Counter()).update(counts)
-        self.drop_kinds(dropped, categories)
+                self.overflow_by_stage.setdefault(later.kinds.categories[key], Counter()).update(counts)
         for category, counts in later.overflow_by_stage.items():
             self.overflow_by_stage.setdefault(category, Counter()).update(counts)
         self.servers.absorb(later.servers, shift)
-        self.stages.absorb(later.stages, shift)
-        self.compact()
-
-
+        self.stale += later.stale + len(self.stages.absorb(later.stages, shift))
+        self.compact(_STALE + len(self.stages.counts))
 
 
 class PartialReport:
@@ -353,9 +357,8 @@ class PartialReport:
                 else:
                     at = first_index[value] if value in first_index else stages.index(value)
                     location = (file_index, line_of(at))
-                    tally.add_new(key, stage_category(value), count, location)
-            if len(tally.overflow) and sum(map(len, field.by_stage.values())) > 2 * len(tally.counts) + 64:
-                field.compact()  # stages that lost their row: bounded however many there are
+                    field.stale += tally.add_new(key, stage_category(value), count, location) is not None
+            field.compact(_STALE + len(tally.counts))
         return found
 
     def _count_kinds(
@@ -387,8 +390,8 @@ class PartialReport:
                 # (A value counted before this batch may have lost its row to a value met in it.)
                 at = first_index[value] if value in first_index else kinds.index(value)
                 lost = tally.add_new(key, category, count, (file_index, line_of(at)))
-                if lost is not None:
-                    field.drop_kinds([lost] if lost != key else [], {lost: category})
+                if lost is not None and lost != key:
+                    field.drop_kind(lost, category)
             if key in counts:
                 field.by_stage.setdefault(key, Counter()).update(by_stage)
             else:

@@ -119,9 +119,9 @@ def _actions(report: Report, number_width: int) -> list[str]:
             found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
     stages = [row for row in report.stages if row.category in (UNREGISTERED, LEGACY)]
     if stages:
-        what = "not a FailureStage (see the stages below)" + _STRICT
+        what = " that no FailureStage names (the stages below say what each meant)" + _STRICT
         distinct = sum(1 for row in stages if row.value is not None)
-        found.append(("stage", sum(row.count for row in stages), plural(distinct, "stage") + " " + what))
+        found.append(("stage", sum(row.count for row in stages), plural(distinct, "stage") + what))
     overlong = ""
     if report.first_overlong is not None:
         longer, where = plural(report.overlong, "line"), shown_location(report.first_overlong)
@@ -207,17 +207,15 @@ def _field_text(report: Report, bar_character: str) -> str:
     if report.stages:
         staged = sum(row.count for row in report.stages)
         lines += ["", f"stages at {report.stage!r}: {plural(staged, 'record')} with a stage"]
-        top = max(row.count for row in report.stages)
-        for row in report.stages:
-            label = f"(other {row.category} stages)" if row.value is None else _shown_value(row.value)
-            if row.category == "invalid":
-                label = "(not a string)"
-            bar = bar_character * max(1, round(8 * row.count / top))
-            extras = [row.category, *_stage_notes(row)]
+        labels = [_stage_label(row) for row in report.stages]
+        label_width = max(14, *map(columns, labels))
+        for label, row in zip(labels, report.stages, strict=True):
+            notes = _stage_notes(row)
             if row.category not in (REGISTERED, "invalid"):
-                extras.append(f"first seen {shown_location(row.first_seen)}")
-            line = f"  {label:<{max(14, columns(label))}}  {row.count:>{number_width},}  {bar:<8}"
-            lines += _with_notes(line, "  ".join(extras))
+                notes.append(f"first seen {shown_location(row.first_seen)}")
+            padded = label + " " * (label_width - columns(label))
+            line = f"  {padded}  {row.count:>{number_width},}  {row.category:<12}"
+            lines += _with_notes(line, "  ".join(notes))
 
     # Only the kinds whose count the regrouping changes: the others are in the registered rows above.
     registered = {row.canonical: row.count for row in rows if row.category == "registered"}
@@ -277,11 +275,15 @@ def _stage_name(stage: str | None) -> str:
     )
 
 
+def _stage_label(row: StageRow) -> str:
+    if row.value is not None:
+        return _shown_value(row.value)
+    return "(not a string)" if row.category == "invalid" else f"(other {row.category} stages)"
+
+
 def _stage_notes(row: StageRow) -> list[str]:
     if row.category == LEGACY:
-        return [
-            f"older label -> {row.replacement}" if row.replacement else "older label, no single replacement"
-        ]
+        return [f"-> {row.replacement}" if row.replacement else "no single replacement"]
     if row.category == UNREGISTERED and row.suggestion:
         return [f"did you mean {row.suggestion!r}?"]
     return []

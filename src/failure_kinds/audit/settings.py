@@ -200,10 +200,11 @@ class Tally:
         copied.kept = {category: heap.copy() for category, heap in self.kept.items()}
         return copied
 
-    def absorb(self, later: Tally, shift: Shift) -> list[str]:
+    def absorb(self, later: Tally, shift: Shift) -> list[tuple[str, str]]:
         """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), in
-        place; the cost grows with ``later`` alone. Returns the keys that lost their row."""
-        dropped: list[str] = []
+        place; the cost grows with ``later`` alone. Returns the keys that lost their row here (of this
+        tally, or of ``later`` and never kept), with their category."""
+        dropped: list[tuple[str, str]] = []
         for category, (count, location) in later.overflow.items():
             spill(self.overflow, category, count, shift(location))
         counts = self.counts
@@ -212,9 +213,10 @@ class Tally:
             if known is not None:
                 counts[key] = known + count
             else:
-                lost = self.add_new(key, later.categories[key], count, shift(later.first[key]))
+                category = later.categories[key]
+                lost = self.add_new(key, category, count, shift(later.first[key]))
                 if lost is not None:
-                    dropped.append(lost)
+                    dropped.append((lost, category))
         return dropped
 
 
