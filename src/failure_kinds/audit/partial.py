@@ -233,7 +233,7 @@ class PartialReport:
             # Empty lines are left out before decoding, which would take the careful path for them;
             # the lines list still gives every value its physical line.
             present = [line for line in lines if line and line != b"\n"]
-            columns = decoder.batch(present, ascii) if present else [[] for _ in self.settings.paths]
+            columns: Columns = decoder.batch(present, ascii) if present else [[] for _ in self.settings.paths]
             self._add(columns, len(lines), lines, present)
         else:
             self._add(decoder.batch(lines, ascii), len(lines), None, lines)

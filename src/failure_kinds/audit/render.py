@@ -209,12 +209,12 @@ def _field_text(report: Report, bar_character: str) -> str:
         lines += ["", f"stages at {report.stage!r}: {plural(staged, 'record')} with a stage"]
         labels = [_stage_label(row) for row in report.stages]
         label_width = max(14, *map(columns, labels))
-        for label, row in zip(labels, report.stages, strict=True):
-            notes = _stage_notes(row)
-            if row.category not in (REGISTERED, "invalid"):
-                notes.append(f"first seen {shown_location(row.first_seen)}")
+        for label, stage in zip(labels, report.stages, strict=True):
+            notes = _stage_notes(stage)
+            if stage.category not in (REGISTERED, "invalid"):
+                notes.append(f"first seen {shown_location(stage.first_seen)}")
             padded = label + " " * (label_width - columns(label))
-            line = f"  {padded}  {row.count:>{number_width},}  {row.category:<12}"
+            line = f"  {padded}  {stage.count:>{number_width},}  {stage.category:<12}"
             lines += _with_notes(line, "  ".join(notes))
 
     # Only the kinds whose count the regrouping changes: the others are in the registered rows above.

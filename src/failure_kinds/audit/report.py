@@ -304,7 +304,7 @@ def stage_rows(
     rows.sort(key=lambda row: (-row.count, row.value or ""))
     for category, (count, first) in tally.overflow.items():
         rows.append(StageRow(None, count, category, location(first) or ""))
-    if field.stage_invalid:
+    if field.first_stage_invalid is not None:
         rows.append(StageRow(None, field.stage_invalid, "invalid", location(field.first_stage_invalid) or ""))
     return rows
 
