@@ -29,8 +29,8 @@ from failure_kinds.audit import (
     render_text,
     settings_for,
 )
-from failure_kinds.history import OLDER_LABELS
 from failure_kinds.audit.settings import rank
+from failure_kinds.history import OLDER_LABELS
 
 HYPOTHESIS = settings(
     max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

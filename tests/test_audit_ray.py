@@ -113,7 +113,7 @@ def test_every_error_is_reported_as_the_local_run_reports_it(
     cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A directory that cannot be listed, a missing file, a .gz file that is not gzip, a truncated one."""
-    import failure_kinds.audit.tasks as sources
+    import failure_kinds._streams as sources
 
     locked = tmp_path / "locked"
     locked.mkdir()

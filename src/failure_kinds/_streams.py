@@ -14,6 +14,7 @@ around them.
 from __future__ import annotations
 
 import bisect
+import errno
 import io
 import os
 import stat
@@ -21,6 +22,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO, Final
 
     from _typeshed import WriteableBuffer
@@ -251,6 +253,44 @@ class Skipped:
         )
         files = f"a {walked} regular file and was" if one else f"{walked} regular files and were"
         notes.append(f"{entries} not {files} skipped: {named}" + (f" and {more:,} more" if more else ""))
+
+
+def walk(top: str, wanted: Callable[[str], bool], skipped: Skipped) -> list[tuple[str, OSError | None]]:
+    """The regular files under ``top`` whose name ``wanted`` accepts, recursively, sorted, and each folder
+    that could not be listed, with its error. Links to directories are not followed, and a FIFO is never
+    opened: every entry that is not read goes to ``skipped``, with what it is."""
+    found: list[tuple[str, OSError | None]] = []
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(entry.path)
+                        elif wanted(entry.name) and entry.is_file():
+                            found.append((entry.path, None))
+                        else:
+                            skipped.add(entry.path + _what_else(entry.path))
+                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
+                        if os.path.islink(entry.path):
+                            skipped.add(entry.path + _what_else(entry.path))
+        except OSError as error:
+            found.append((folder, error))
+    return sorted(found, key=lambda item: item[0])
+
+
+def _what_else(path: str) -> str:
+    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
+    try:
+        mode = stat.S_IFMT(os.stat(path).st_mode)
+    except OSError as error:
+        if not os.path.islink(path):
+            return ""
+        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
+    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
+    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
 
 
 READ_ONCE: Final = " a file already read; each file is read once"

@@ -2,14 +2,13 @@
 are not in the vocabulary, what they probably meant, which are older labels, and how the counts regroup
 under the current kinds (see the audit page of the docs for what is counted and promised).
 
-``audit(inputs, ...) -> Report`` is the one entry point, for the command and any program; it reads in
-this process, with worker processes (``jobs``) or on a Ray cluster (``ray``), and every engine gives the
-same report. ``render_text(report)`` and ``render_json(report)`` write it. The pipeline, module by module:
-``sources`` (inputs -> lines -> the value at the field), ``settings`` (the settings, categories and caps,
-and the capped tally), ``partial`` (the mergeable partial report, its JSON form, and the report),
-``render`` (its rows, text, JSON, progress); ``tasks`` (the work cut into tasks, and the one per-task
-function every engine runs), ``engine`` (``audit()``, in one process or ``--jobs`` workers),
-``parquet``, ``ray_engine`` (``--ray``) and ``errors``.
+``audit(inputs, ...) -> Report`` is the one entry point, for the command and any program; every engine
+(this process, ``jobs`` workers, a Ray cluster) gives the same report, which ``render_text`` and
+``render_json`` write. The pipeline, module by module: ``tasks`` (inputs -> a plan of tasks -> the one
+per-task function every engine runs), ``sources`` (a task -> lines -> every field and stage of a record
+in one decode), ``settings`` (the settings, categories, caps and the capped tally), ``partial`` (the
+tally of a record's fields, the merge), ``report`` (the report's rows), ``render`` (text, JSON,
+progress); ``engine`` (``audit()`` and the process pool), ``parquet`` and ``ray_engine``.
 
 The mergeable partial report, for other engines: ``settings_for(field_path, aliases, namespaces,
 stage_path=None)`` gives checked ``AuditSettings``; then

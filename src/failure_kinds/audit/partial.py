@@ -13,6 +13,7 @@ not trust (unpickling runs code).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from collections import Counter
@@ -117,18 +118,6 @@ class FieldTally:
         self.overflow_by_stage: dict[str, Counter[object]] = {}
         self.stale: int = 0
         """Stages that lost their row since the kinds' stages were last compacted."""
-
-    def copy(self) -> FieldTally:
-        copied = FieldTally.__new__(FieldTally)
-        copied.__dict__.update(self.__dict__)
-        copied.kinds, copied.servers, copied.stages = (
-            self.kinds.copy(),
-            self.servers.copy(),
-            self.stages.copy(),
-        )
-        copied.by_stage = {key: counts.copy() for key, counts in self.by_stage.items()}
-        copied.overflow_by_stage = {key: counts.copy() for key, counts in self.overflow_by_stage.items()}
-        return copied
 
     def drop_kind(self, key: str, category: str) -> None:
         """A kind that lost its row: its records per stage join its category's overflow row."""
@@ -433,12 +422,7 @@ class PartialReport:
 
     def copy(self) -> PartialReport:
         """An equal partial that shares nothing mutable with this one."""
-        copied = PartialReport(self.settings, fast=self.fast)
-        for name in ("records", "unparseable", "first_unparseable", "overlong", "first_overlong"):
-            setattr(copied, name, getattr(self, name))
-        copied.fields = [field.copy() for field in self.fields]
-        copied.files = [part.copy() for part in self.files]
-        return copied
+        return copy.deepcopy(self)
 
     def absorb(self, later: PartialReport) -> None:
         """Add ``later``, the partial of the input that follows, to this one in place (``later`` does not

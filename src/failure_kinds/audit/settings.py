@@ -193,13 +193,6 @@ class Tally:
         self.categories[key] = category
         return dropped
 
-    def copy(self) -> Tally:
-        copied = Tally(self.limit, self.capped)
-        copied.counts, copied.first = self.counts.copy(), self.first.copy()
-        copied.categories, copied.overflow = self.categories.copy(), self.overflow.copy()
-        copied.kept = {category: heap.copy() for category, heap in self.kept.items()}
-        return copied
-
     def absorb(self, later: Tally, shift: Shift) -> list[tuple[str, str]]:
         """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), in
         place; the cost grows with ``later`` alone. Returns the keys that lost their row here (of this

@@ -13,14 +13,13 @@ unchanged. A file replaced, truncated, grown or rewritten meanwhile is named (``
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from failure_kinds._streams import READ_ONCE, Skipped, describe_read_error, repeated_note
+from failure_kinds._streams import READ_ONCE, Skipped, describe_read_error, repeated_note, walk
 
 from .partial import PartialReport
 from .render import Progress
@@ -170,39 +169,7 @@ def note_repeated(notes: list[str], repeated: int) -> None:
 
 
 def _walk(top: str, skipped: Skipped) -> list[Source]:
-    found: list[Source] = []
-    folders = [top]
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(entry.path)
-                        elif is_walked(entry.name) and entry.is_file():
-                            found.append(Source(entry.path, entry.path))
-                        else:
-                            skipped.add(entry.path + _what_else(entry.path))
-                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
-                        if os.path.islink(entry.path):
-                            skipped.add(entry.path + _what_else(entry.path))
-        except OSError as error:
-            found.append(Source(folder, folder, error))
-    found.sort(key=lambda source: source.display)
-    return found
-
-
-def _what_else(path: str) -> str:
-    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
-    try:
-        mode = stat.S_IFMT(os.stat(path).st_mode)
-    except OSError as error:
-        if not os.path.islink(path):
-            return ""
-        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
-    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
-    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
+    return [Source(path, path, error) for path, error in walk(top, is_walked, skipped)]
 
 
 @dataclass(frozen=True)
