@@ -35,6 +35,8 @@ def assert_adds_up(report: Any) -> None:
     """Every total of a report adds up, under every cap."""
     assert report.records == report.with_kind + report.without_kind + report.invalid + report.unparseable
     assert sum(row.count for row in report.kinds) == report.with_kind
+    assert all(sum(count for _, count in row.by_stage) == row.count for row in report.kinds)
+    assert report.absent + report.null == report.without_kind
     assert sum(file.records for file in report.files) == report.records
     servers = sum(report.namespaces.values()) + report.namespaces_overflow
     assert servers == sum(row.count for row in report.kinds if row.category in ("namespaced", "undeclared"))

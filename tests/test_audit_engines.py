@@ -25,7 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_support import CHANGES, CONSTANTS, ON_OPEN, changed, jsonl, many_shards, on_open, read_terminal
+from audit_support import (
+    CHANGES,
+    CONSTANTS,
+    ON_OPEN,
+    assert_adds_up,
+    changed,
+    jsonl,
+    many_shards,
+    on_open,
+    read_terminal,
+)
 from helpers import command, examples, run_cli, run_cli_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -491,6 +501,8 @@ def test_partials_merged_in_any_grouping_give_the_one_pass_report(drawn: tuple[A
     )
     for report in (left, right.report()):
         assert (render_json(report), render_text(report)) == (render_json(expected), render_text(expected))
+    for report in (expected, *expected.also):
+        assert_adds_up(report)
     # A cut older label still names its replacement and its note (no two share their first three
     # characters and their length).
     cut = audit_settings.value_chars

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, Final
 
-    from .sources import Columns, Decoder
+    from .sources import Columns, Decoder, Row
 
 BOM: Final = b"\xef\xbb\xbf"
 # Per file and field, the first this many records without the field are read whole for the paths where
@@ -172,7 +173,7 @@ class PartialReport:
         self.fields: list[FieldTally] = [FieldTally(settings) for _ in settings.fields]
         self.files: list[FilePart] = []
         paths = settings.paths
-        self._columns: list[tuple[int, int]] = [
+        self._positions: list[tuple[int, int]] = [
             (paths.index(field), paths.index(stage))
             for field, stage in zip(settings.fields, settings.stages, strict=True)
         ]
@@ -222,8 +223,7 @@ class PartialReport:
             # Empty lines are left out before decoding, which would take the careful path for them;
             # the lines list still gives every value its physical line.
             present = [line for line in lines if line and line != b"\n"]
-            columns: Columns = decoder.batch(present, ascii) if present else [[] for _ in self.settings.paths]
-            self._add(columns, len(lines), lines, present)
+            self._add(decoder.batch(present, ascii) if present else [], len(lines), lines, present)
         else:
             self._add(decoder.batch(lines, ascii), len(lines), None, lines)
 
@@ -232,7 +232,7 @@ class PartialReport:
         if self.first_overlong is None:
             self.first_overlong = (len(self.files) - 1, self.files[-1].lines + 1)
         self.overlong += 1
-        self.add_columns([[UNPARSEABLE] for _ in self.settings.paths])
+        self._add([(UNPARSEABLE,) * len(self.settings.paths)], 1, None, None)
 
     def add_blank(self, lines: int) -> None:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
@@ -242,7 +242,7 @@ class PartialReport:
         """Count the next lines (or rows) of the current file, already decoded: per path of
         ``settings.paths``, one value per line: a str, None (null), ABSENT, any other value (invalid), or
         the line's UNPARSEABLE or BLANK (not a record) in every column."""
-        self._add(columns, len(columns[0]), None, None)
+        self._add(list(zip(*columns, strict=True)), len(columns[0]), None, None)
 
     def add_error(self, error: str) -> None:
         """The current file could not be read (to its end): the first error is reported."""
@@ -251,7 +251,7 @@ class PartialReport:
             part.error = error
 
     def _add(
-        self, columns: Columns, lines: int, sparse: list[bytes] | None, decoded: list[bytes] | None
+        self, rows: list[Row], lines: int, sparse: list[bytes] | None, decoded: list[bytes] | None
     ) -> None:
         part = self.files[-1]
         file_index, first_line = len(self.files) - 1, part.lines + 1
@@ -264,24 +264,44 @@ class PartialReport:
                 positions.extend(number for number, line in enumerate(sparse) if line and line != b"\n")
             return first_line + positions[index]
 
+        try:
+            counted = Counter(rows)
+        except TypeError:  # a list or an object at a path: INVALID stands for it, as it counts as that
+            rows = [tuple(map(_hashable, row)) for row in rows]
+            counted = Counter(rows)
+        made: dict[int, list[object]] = {}
+
+        def column(position: int) -> list[object]:  # one path's values, made only when asked for
+            if position not in made:
+                made[position] = [row[position] for row in rows]
+            return made[position]
+
         blank = 0
-        for number, (kind_column, stage_column) in enumerate(self._columns):
-            kinds, stages = columns[kind_column], columns[stage_column]
-            counts = self._tally(number, kinds, stages, file_index, line_of)
+        for number, (kind_at, stage_at) in enumerate(self._positions):
+            if (kind_at, stage_at) == (0, 1) and len(self.settings.paths) == 2:
+                pairs: Counter[tuple[object, ...]] = counted  # one field and its stage: the rows are pairs
+            else:
+                pairs = Counter()
+                for row, count in counted.items():
+                    pairs[row[kind_at], row[stage_at]] += count
+            kinds = functools.partial(column, kind_at)
+            counts = self._tally(
+                number, pairs, kinds, functools.partial(column, stage_at), file_index, line_of
+            )
             if number == 0:
                 blank = counts[BLANK]
                 if unparseable := counts[UNPARSEABLE]:
                     self.unparseable += unparseable
                     if self.first_unparseable is None:
-                        self.first_unparseable = (file_index, line_of(kinds.index(UNPARSEABLE)))
+                        self.first_unparseable = (file_index, line_of(kinds().index(UNPARSEABLE)))
             part.with_kind[number] += counts[str]
             if counts[None] or counts[str] or counts[INVALID]:
                 part.present[number] = True
             if absent := counts[ABSENT]:
                 if not part.present[number] and part.absent[number] < PROBED and decoded is not None:
-                    self._probe(part, number, kinds, decoded)
+                    self._probe(part, number, kinds(), decoded)
                 part.absent[number] += absent
-        records = len(columns[0]) - blank
+        records = len(rows) - blank
         part.records += records
         part.lines += lines
         self.records += records
@@ -289,63 +309,60 @@ class PartialReport:
     def _tally(
         self,
         number: int,
-        kinds: list[object],
-        stages: list[object],
+        pairs: Counter[tuple[object, ...]],
+        kinds: Callable[[], list[object]],
+        stages: Callable[[], list[object]],
         file_index: int,
         line_of: Callable[[int], int],
-    ) -> Counter[object]:
-        """Count one batch of one field; return its records by what they hold: str (a kind), None,
-        ABSENT, INVALID, BLANK and UNPARSEABLE."""
-        field = self.fields[number]
-        try:
-            pairs = Counter(zip(kinds, stages, strict=True))
-        except TypeError:  # a list or an object at a path
-            pairs = Counter(zip(map(_hashable, kinds), map(_hashable, stages), strict=True))
-        found: Counter[object] = Counter()
-        new_kinds: dict[str, Counter[object]] = {}
-        new_stages: dict[str, int] = {}
-        limit = self.settings.value_chars
+    ) -> dict[object, int]:
+        """Count one batch of one field (its records by kind and stage; ``kinds`` and ``stages`` give
+        the values in line order, for the first locations); return its records by what they hold: str
+        (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
+        field, limit = self.fields[number], self.settings.value_chars
+        found: dict[object, int] = dict.fromkeys((str, None, ABSENT, INVALID, BLANK, UNPARSEABLE), 0)
+        kind_counts: dict[str, int] = {}
+        stage_counts: dict[str, int] = {}
+        staged: list[tuple[str, object, int]] = []  # (kind, stage key, records)
         for (kind, stage), count in pairs.items():
-            if kind is BLANK or kind is UNPARSEABLE:
+            if type(kind) is str:
+                kind_counts[kind] = kind_counts.get(kind, 0) + count
+            elif kind is BLANK or kind is UNPARSEABLE:
                 found[kind] += count
-                continue
+                continue  # no record, or no object: no stage either
+            else:
+                found[kind if kind is None or kind is ABSENT else INVALID] += count
             if type(stage) is str:
-                new_stages[stage] = new_stages.get(stage, 0) + count
-                stage_key: object = shorten(stage, limit)
+                stage_counts[stage] = stage_counts.get(stage, 0) + count
+                stage_key: object = stage if len(stage) <= limit else shorten(stage, limit)
             elif stage is None or stage is ABSENT:
                 stage_key = None
             else:
                 stage_key = INVALID
                 field.stage_invalid += count
                 if field.first_stage_invalid is None:
-                    field.first_stage_invalid = (file_index, line_of(_first_invalid(stages)))
+                    field.first_stage_invalid = (file_index, line_of(_first_invalid(stages())))
             if type(kind) is str:
-                found[str] += count
-                new_kinds.setdefault(kind, Counter())[stage_key] += count
-            elif kind is None or kind is ABSENT:
-                found[kind] += count
-            else:
-                found[INVALID] += count
+                staged.append((kind, stage_key, count))
+        found[str] = sum(kind_counts.values())
         field.with_kind += found[str]
         field.null += found[None]
         field.absent += found[ABSENT]
         if found[INVALID]:
             field.invalid += found[INVALID]
             if field.first_invalid is None:
-                field.first_invalid = (file_index, line_of(_first_invalid(kinds)))
-        if new_kinds:
-            self._count_kinds(field, new_kinds, kinds, file_index, line_of)
-        if new_stages:
+                field.first_invalid = (file_index, line_of(_first_invalid(kinds())))
+        if kind_counts:
+            where = self._count_kinds(field, kind_counts, kinds, file_index, line_of)
+            for kind, stage_key, count in staged:
+                where[kind][stage_key] += count
+        if stage_counts:
             tally = field.stages
-            unseen = [value for value in new_stages if shorten(value, limit) not in tally.counts]
-            first_index = _first_indexes(stages, unseen) if unseen else {}
-            for value, count in new_stages.items():
-                key = shorten(value, limit)
+            for value, count in stage_counts.items():
+                key = value if len(value) <= limit else shorten(value, limit)
                 if key in tally.counts:
                     tally.counts[key] += count
                 else:
-                    at = first_index[value] if value in first_index else stages.index(value)
-                    location = (file_index, line_of(at))
+                    location = (file_index, line_of(stages().index(value)))
                     field.stale += tally.add_new(key, stage_category(value), count, location) is not None
             field.compact(_STALE + len(tally.counts))
         return found
@@ -353,49 +370,50 @@ class PartialReport:
     def _count_kinds(
         self,
         field: FieldTally,
-        new_kinds: dict[str, Counter[object]],
-        kinds: list[object],
+        kind_counts: dict[str, int],
+        kinds: Callable[[], list[object]],
         file_index: int,
         line_of: Callable[[int], int],
-    ) -> None:
+    ) -> dict[str, Counter[object]]:
+        """Count the kinds of one batch; return, for each value, where its records per stage go."""
         tally, settings = field.kinds, self.settings
         counts, limit, known_categories = tally.counts, settings.value_chars, self.known_categories
-        unseen = [value for value in new_kinds if shorten(value, limit) not in counts]
-        first_index = _first_indexes(kinds, unseen) if unseen else {}
-        servers: dict[str, list[int]] = {}  # server -> [records, first index]
-        for value, by_stage in new_kinds.items():
-            count = by_stage.total()
+        where: dict[str, Counter[object]] = {}
+        servers: dict[str, list[str]] = {}  # server -> its values in this batch
+        placed: list[tuple[str, str, str]] = []
+        for value, count in kind_counts.items():
             # A value longer than the cut is kept under its key, never under itself: a crafted value that
             # spells another's key must not count as it.
-            key = shorten(value, limit)
-            category = known_categories.get(value) if len(value) <= limit else None
-            if category is None:
-                category = settings.category(value)
-                if len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
-                    known_categories[value] = category
-            if key in counts:
-                counts[key] += count
+            key = value if len(value) <= limit else shorten(value, limit)
+            known = counts.get(key)
+            if known is not None:
+                counts[key] = known + count
+                category = tally.categories[key]
             else:
-                # (A value counted before this batch may have lost its row to a value met in it.)
-                at = first_index[value] if value in first_index else kinds.index(value)
-                lost = tally.add_new(key, category, count, (file_index, line_of(at)))
+                cached = known_categories.get(value) if len(value) <= limit else None
+                category = settings.category(value) if cached is None else cached
+                if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
+                    known_categories[value] = category
+                lost = tally.add_new(key, category, count, (file_index, line_of(kinds().index(value))))
                 if lost is not None and lost != key:
                     field.drop_kind(lost, category)
-            if key in counts:
-                field.by_stage.setdefault(key, Counter()).update(by_stage)
-            else:
-                field.overflow_by_stage.setdefault(category, Counter()).update(by_stage)
+            placed.append((value, key, category))
             if category in (NAMESPACED, UNDECLARED):
-                server = shorten(value.partition(":")[0], limit)
-                at = first_index.get(value, len(kinds))
-                known = servers.setdefault(server, [0, at])
-                known[0] += count
-                known[1] = min(known[1], at)
-        for server, (count, at) in servers.items():
+                servers.setdefault(shorten(value.partition(":")[0], limit), []).append(value)
+        for server, values in servers.items():
+            count = sum(kind_counts[value] for value in values)
             if server in field.servers.counts:
                 field.servers.counts[server] += count
-            else:  # a server first met here: its first value is a value first met here too
+            else:  # at the server's first value in this batch
+                at = min(map(kinds().index, values))
                 field.servers.add_new(server, SERVER, count, (file_index, line_of(at)))
+        # Once every value of the batch is counted: one met late may have taken an earlier one's row.
+        for value, key, category in placed:
+            if key in counts:
+                where[value] = field.by_stage.get(key) or field.by_stage.setdefault(key, Counter())
+            else:
+                where[value] = field.overflow_by_stage.setdefault(category, Counter())
+        return where
 
     def _probe(self, part: FilePart, number: int, kinds: list[object], lines: list[bytes]) -> None:
         """Read whole the records of this batch without the field, up to the file's first PROBED, for
@@ -538,21 +556,6 @@ def _paths(part: FilePart, number: int) -> list[str]:
 def _hashable(value: object) -> object:
     """A list or object at a path stands in the tally as INVALID, which is what it counts as."""
     return value if value.__class__ in (str, type(None)) or value in (ABSENT, BLANK, UNPARSEABLE) else INVALID
-
-
-def _first_indexes(values: list[object], wanted: list[str]) -> dict[str, int]:
-    if len(wanted) <= 8:
-        return {value: values.index(value) for value in wanted}
-    # Many new values in one batch: one pass instead of a search each.
-    remaining = set(wanted)
-    found: dict[str, int] = {}
-    for index, value in enumerate(values):
-        if type(value) is str and value in remaining:
-            found[value] = index
-            remaining.discard(value)
-            if not remaining:
-                break
-    return found
 
 
 def _first_invalid(values: list[object]) -> int:

@@ -303,8 +303,10 @@ ABSENT: Final = _Marker("ABSENT")  # no such key (or the path runs through a val
 UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an object, over the line cap
 BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
 OTHER: Final = _Marker("OTHER")  # in a kind's stages: a stage without a row of its own (past the cap)
+Row: TypeAlias = tuple[object, ...]
+"""What ``Decoder.batch`` gives per line: the value at each path, or the line's marker at every one."""
 Columns: TypeAlias = list[list[object]]
-"""What ``Decoder.batch`` gives: per path, one value per line (a line's marker in every column)."""
+"""Values already decoded, one list per path (``PartialReport.add_columns``)."""
 
 
 class Decoder:
@@ -321,30 +323,30 @@ class Decoder:
         self._decode: Callable[[bytes], Any] | None = None
         if msgspec is not None:
             self._decode = msgspec.json.Decoder(_shape(msgspec, self.paths, [], "Record")).decode
-            self._getters = [_getter(self.paths, path) for path in self.paths]
+            self._row = _row_getter(self.paths)
 
-    def batch(self, lines: list[bytes], ascii: bool = False) -> Columns:
-        """Per path, one entry per line: the string there, None, ABSENT, INVALID (or the value itself for
-        an invalid one), or the line's BLANK or UNPARSEABLE. ``ascii``: every byte of ``lines`` is."""
+    def batch(self, lines: list[bytes], ascii: bool = False) -> list[Row]:
+        """One row per line, one entry per path: the string there, None, ABSENT, INVALID (or the value
+        itself for an invalid one); or the line's BLANK or UNPARSEABLE at every path. ``ascii``: every
+        byte of ``lines`` is."""
         if self._decode is not None and (ascii or all(map(bytes.isascii, lines))):
             # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
             # strings it skips) and decodes; else line by line.
             decode = self._decode
             try:
                 records: list[Any] = deeper(lambda: list(map(decode, lines)))
-                return [list(map(getter, records)) for getter in self._getters]
+                return list(map(self._row, records))
             except Exception:
                 pass
-        rows: list[tuple[object, ...]] = deeper(lambda: list(map(self._line, lines)))
-        return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in self.paths]
+        rows: list[Row] = deeper(lambda: list(map(self._line, lines)))
+        return rows
 
     def _line(self, line: bytes) -> tuple[object, ...]:
         if not line or line.isspace():
             return (BLANK,) * len(self.paths)
         if self._decode is not None and line.isascii():
             try:
-                record = self._decode(line)
-                return tuple(_leaf(getter(record)) for getter in self._getters)
+                return tuple(map(_leaf, self._row(self._decode(line))))
             except Exception:
                 pass
         return self._careful(line)
@@ -417,19 +419,24 @@ def _shape(msgspec: Any, paths: list[list[str]], prefix: list[str], name: str) -
     return msgspec.defstruct(name, fields, rename=rename, gc=False)
 
 
-def _getter(paths: list[list[str]], path: list[str]) -> Callable[[Any], object]:
-    """What the msgspec Struct of a line holds at ``path`` (attributes named as ``_shape`` names them):
-    the value as decoded, which the tally sorts into kinds and invalid values."""
-    names: list[str] = []
-    for depth in range(len(path)):
-        siblings = dict.fromkeys(
-            other[depth] for other in paths if len(other) > depth and other[:depth] == path[:depth]
-        )
-        names.append(f"f{list(siblings).index(path[depth])}")
-    if len(names) == 1:
-        return attrgetter(names[0])
+def _row_getter(paths: list[list[str]]) -> Callable[[Any], Row]:
+    """What the msgspec Struct of a line holds at every path (attributes named as ``_shape`` names
+    them), as decoded: the tally sorts the values into kinds and invalid ones. Paths of one name each
+    are read in C."""
+    if len(paths) > 1 and all(len(path) == 1 for path in paths):
+        get: Callable[[Any], Row] = attrgetter(*(f"f{number}" for number in range(len(paths))))
+        return get
+    attributes: list[list[str]] = []
+    for path in paths:
+        names: list[str] = []
+        for depth in range(len(path)):
+            siblings = dict.fromkeys(
+                other[depth] for other in paths if len(other) > depth and other[:depth] == path[:depth]
+            )
+            names.append(f"f{list(siblings).index(path[depth])}")
+        attributes.append(names)
 
-    def walk(record: Any) -> object:
+    def walk(record: Any, names: list[str]) -> object:
         value = record
         for name in names:
             if value is None or value is ABSENT:
@@ -437,7 +444,7 @@ def _getter(paths: list[list[str]], path: list[str]) -> Callable[[Any], object]:
             value = getattr(value, name)
         return value
 
-    return walk
+    return lambda record: tuple(walk(record, names) for names in attributes)
 
 
 def _leaf(value: object) -> object:
