@@ -19,7 +19,7 @@ def report(name: object) -> None:
     warned = _runtime.WARNED
     if _runtime.warned_overflow and len(warned) >= _runtime.WARNED_LIMIT:
         return  # nothing new is reported any more: not worth working out the value's key
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     message = describe(name) if text is None else None
     if text is None:
         key: object = ("not a string", _digest(name))

@@ -112,7 +112,7 @@ def _describe(reported: list[object], when: str = "") -> str:
 
     counts: dict[str, int] = {}
     for value in reported:
-        text = _runtime.plain(value)
+        text = _runtime.text_of(value)
         described = shown(value) if text is None else shown(text) + _advice(text)
         counts[described] = counts.get(described, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())

@@ -189,7 +189,7 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     return data
 
 
-Batch: TypeAlias = tuple[list[bytes], bool, int] | int | None
+Lines: TypeAlias = tuple[list[bytes], bool, int] | int | None
 """What ``read_batches`` yields: lines, whether they are ASCII and a bound on their length (what
 ``PartialReport.add_lines`` takes), a run of blank lines, or an overlong line."""
 
@@ -198,7 +198,7 @@ _WHITE_SPACE: Final = b" \t\n\r\x0b\x0c"
 _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 
-def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Batch]:
+def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Lines]:
     """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii,
     longest)`` (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII
     bytes; ``longest`` no less than the longest line),
