@@ -75,7 +75,7 @@ def _read_toml(path: Path) -> dict[str, object]:
     except OSError as error:
         raise refuse(describe_read_error(error)) from None
     if isinstance(data, str):
-        raise refuse(data)
+        raise refuse("not a regular file")
     if len(data) > SIZE_LIMIT:
         raise refuse(f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
     try:

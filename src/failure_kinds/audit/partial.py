@@ -24,20 +24,19 @@ import failure_kinds
 
 from .report import FileReport, Report, kind_rows, server_totals, stage_rows
 from .settings import (
-    CAPPED,
     NAMESPACED,
     SERVER,
-    STAGE_CAPPED,
+    STALE,
     UNDECLARED,
     AuditSettings,
+    FieldTally,
     Location,
     Shift,
-    Tally,
     earliest,
     shorten,
     stage_category,
 )
-from .sources import ABSENT, BLANK, INVALID, OTHER, UNPARSEABLE, make_decoder
+from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,8 +52,6 @@ PROBED: Final = 100
 # How deep and how wide such a record is searched.
 _PROBE_DEPTH: Final = 8
 _PROBE_KEYS: Final = 1_000
-# The kinds' stages are compacted once this many more stages than are kept lost their row.
-_STALE: Final = 64
 # Categories remembered per partial (or per engine worker): enough for every value all its batches keep.
 _KNOWN_CATEGORIES: Final = 200_000
 
@@ -98,64 +95,6 @@ class FilePart:
             self.with_kind[index] += later.with_kind[index]
             self.present[index] = self.present[index] or later.present[index]
             self.absent[index] += later.absent[index]
-
-
-class FieldTally:
-    """What one kind field's records hold: the counts, the capped tallies of its kinds, servers and
-    stages, and each kind's records per stage (a stage key: the stage's, None for none, or INVALID)."""
-
-    def __init__(self, settings: AuditSettings) -> None:
-        self.with_kind: int = 0
-        self.null: int = 0
-        self.absent: int = 0
-        self.invalid: int = 0
-        self.first_invalid: Location | None = None
-        self.stage_invalid: int = 0
-        self.first_stage_invalid: Location | None = None
-        self.kinds: Tally = Tally(settings.distinct_limit, CAPPED)
-        self.servers: Tally = Tally(settings.distinct_limit, frozenset({SERVER}))
-        self.stages: Tally = Tally(settings.distinct_limit, STAGE_CAPPED)
-        self.by_stage: dict[str, Counter[object]] = {}
-        self.overflow_by_stage: dict[str, Counter[object]] = {}
-        self.stale: int = 0
-        """Stages that lost their row since the kinds' stages were last compacted."""
-
-    def drop_kind(self, key: str, category: str) -> None:
-        """A kind that lost its row: its records per stage join its category's overflow row."""
-        counts = self.by_stage.pop(key, None)
-        if counts is not None:
-            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
-
-    def compact(self, when_stale: int = 0) -> None:
-        """Stages that lost their row count as OTHER in each kind's stages, once more than ``when_stale``
-        did since the last time: so the stages of the kinds stay bounded at a cost that is amortised."""
-        if self.stale <= when_stale:
-            return
-        self.stale = 0
-        kept = self.stages.counts
-        for counts in (*self.by_stage.values(), *self.overflow_by_stage.values()):
-            lost = [stage for stage in counts if type(stage) is str and stage not in kept]
-            for stage in lost:
-                counts[OTHER] += counts.pop(stage)
-
-    def absorb(self, later: FieldTally, shift: Shift) -> None:
-        for name in ("with_kind", "null", "absent", "invalid", "stage_invalid"):
-            setattr(self, name, getattr(self, name) + getattr(later, name))
-        for name in ("first_invalid", "first_stage_invalid"):
-            theirs = getattr(later, name)
-            setattr(self, name, earliest(getattr(self, name), None if theirs is None else shift(theirs)))
-        for key, category in self.kinds.absorb(later.kinds, shift):
-            self.drop_kind(key, category)
-        for key, counts in later.by_stage.items():
-            if key in self.kinds.counts:
-                self.by_stage.setdefault(key, Counter()).update(counts)
-            else:
-                self.overflow_by_stage.setdefault(later.kinds.categories[key], Counter()).update(counts)
-        for category, counts in later.overflow_by_stage.items():
-            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
-        self.servers.absorb(later.servers, shift)
-        self.stale += later.stale + len(self.stages.absorb(later.stages, shift))
-        self.compact(_STALE + len(self.stages.counts))
 
 
 class PartialReport:
@@ -364,7 +303,7 @@ class PartialReport:
                 else:
                     location = (file_index, line_of(stages().index(value)))
                     field.stale += tally.add_new(key, stage_category(value), count, location) is not None
-            field.compact(_STALE + len(tally.counts))
+            field.compact(STALE + len(tally.counts))
         return found
 
     def _count_kinds(

@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final
 
-    from .partial import FieldTally
-    from .settings import AuditSettings, Location, Tally
+    from .settings import AuditSettings, FieldTally, Location, Tally
 
 
 INVALID_STAGE: Final = "(invalid)"  # in a kind's stages: a stage that is not a string

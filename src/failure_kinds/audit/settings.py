@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -17,6 +18,8 @@ from failure_kinds import FailureKindsError
 from failure_kinds._display import plain, shown
 from failure_kinds._runtime import classify
 from failure_kinds._streams import describe_read_error, read_regular
+
+from .sources import OTHER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -211,6 +214,68 @@ class Tally:
                 if lost is not None:
                     dropped.append((lost, category))
         return dropped
+
+
+# The kinds' stages are compacted once this many more stages than are kept lost their row.
+STALE: Final = 64
+
+
+class FieldTally:
+    """What one kind field's records hold: the counts, the capped tallies of its kinds, servers and
+    stages, and each kind's records per stage (a stage key: the stage's, None for none, or INVALID)."""
+
+    def __init__(self, settings: AuditSettings) -> None:
+        self.with_kind: int = 0
+        self.null: int = 0
+        self.absent: int = 0
+        self.invalid: int = 0
+        self.first_invalid: Location | None = None
+        self.stage_invalid: int = 0
+        self.first_stage_invalid: Location | None = None
+        self.kinds: Tally = Tally(settings.distinct_limit, CAPPED)
+        self.servers: Tally = Tally(settings.distinct_limit, frozenset({SERVER}))
+        self.stages: Tally = Tally(settings.distinct_limit, STAGE_CAPPED)
+        self.by_stage: dict[str, Counter[object]] = {}
+        self.overflow_by_stage: dict[str, Counter[object]] = {}
+        self.stale: int = 0
+        """Stages that lost their row since the kinds' stages were last compacted."""
+
+    def drop_kind(self, key: str, category: str) -> None:
+        """A kind that lost its row: its records per stage join its category's overflow row."""
+        counts = self.by_stage.pop(key, None)
+        if counts is not None:
+            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+
+    def compact(self, when_stale: int = 0) -> None:
+        """Stages that lost their row count as OTHER in each kind's stages, once more than ``when_stale``
+        did since the last time: so the stages of the kinds stay bounded at a cost that is amortised."""
+        if self.stale <= when_stale:
+            return
+        self.stale = 0
+        kept = self.stages.counts
+        for counts in (*self.by_stage.values(), *self.overflow_by_stage.values()):
+            lost = [stage for stage in counts if type(stage) is str and stage not in kept]
+            for stage in lost:
+                counts[OTHER] += counts.pop(stage)
+
+    def absorb(self, later: FieldTally, shift: Shift) -> None:
+        for name in ("with_kind", "null", "absent", "invalid", "stage_invalid"):
+            setattr(self, name, getattr(self, name) + getattr(later, name))
+        for name in ("first_invalid", "first_stage_invalid"):
+            theirs = getattr(later, name)
+            setattr(self, name, earliest(getattr(self, name), None if theirs is None else shift(theirs)))
+        for key, category in self.kinds.absorb(later.kinds, shift):
+            self.drop_kind(key, category)
+        for key, counts in later.by_stage.items():
+            if key in self.kinds.counts:
+                self.by_stage.setdefault(key, Counter()).update(counts)
+            else:
+                self.overflow_by_stage.setdefault(later.kinds.categories[key], Counter()).update(counts)
+        for category, counts in later.overflow_by_stage.items():
+            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+        self.servers.absorb(later.servers, shift)
+        self.stale += later.stale + len(self.stages.absorb(later.stages, shift))
+        self.compact(STALE + len(self.stages.counts))
 
 
 class Shift(NamedTuple):
