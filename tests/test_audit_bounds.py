@@ -29,6 +29,7 @@ from failure_kinds.audit import (
     render_text,
     settings_for,
 )
+from failure_kinds.audit.settings import rank
 from failure_kinds.history import OLDER_LABELS
 
 HYPOTHESIS = settings(
@@ -223,21 +224,35 @@ def test_every_total_adds_up_under_every_cap(
 
 
 def test_values_past_the_distinct_cap_are_one_row_per_category(tmp_path: Path) -> None:
-    values = [f"bad_{index}" for index in range(12)] + [f"env:kind_{index}" for index in range(8)]
+    bad = [f"bad_{index}" for index in range(12)]
+    values = [*bad, *(f"env:kind_{index}" for index in range(8))]
     path = tmp_path / "flood.jsonl"
     path.write_bytes(jsonl([*values, "bad_11", "cancelled"]))
     report = audit([str(path)], distinct_limit=5)
-    assert sum(row.category == "unregistered" for row in report.kinds) == 6  # five kept and the overflow
+    # The values of the smallest stable hash keep their rows, whatever order the input has.
+    kept = sorted(bad, key=rank)[:5]
+    rows = {row.value: row.count for row in report.kinds if row.category == "unregistered"}
+    assert rows == {**{value: 1 + (value == "bad_11") for value in kept}, None: 13 - 5 - (("bad_11") in kept)}
     overflow = [row.to_json() for row in report.kinds if row.value is None]
     shown = [(row["category"], row["count"], row["length"]) for row in overflow]
-    assert shown == [("unregistered", 8, 0), ("namespaced", 3, 0)]  # the JSON's length: 0 for overflow
-    assert overflow[0]["first_seen"] == f"{path}:6"
+    assert shown[1] == ("namespaced", 3, 0)  # the JSON's length: 0 for overflow
+    first = min(bad.index(value) for value in bad if value not in kept) + 1
+    assert overflow[0]["first_seen"] == f"{path}:{first}"
     assert report.namespaces == {"env": 8}
     assert_adds_up(report)
+    backwards = tmp_path / "backwards.jsonl"
+    backwards.write_bytes(jsonl([*reversed(values), "bad_11", "cancelled"]))
+    assert {row.value for row in audit([str(backwards)], distinct_limit=5).kinds} == {
+        row.value for row in report.kinds
+    }
     servers = tmp_path / "servers.jsonl"
-    servers.write_bytes(jsonl([f"env{index}:kind" for index in range(7)]))
+    names = [f"env{index}" for index in range(7)]
+    servers.write_bytes(jsonl([f"{name}:kind" for name in names]))
     report = audit([str(servers)], distinct_limit=3)
-    assert (report.namespaces, report.namespaces_overflow) == ({"env0": 1, "env1": 1, "env2": 1}, 4)
+    assert (report.namespaces, report.namespaces_overflow) == (
+        dict.fromkeys(sorted(names, key=rank)[:3], 1),
+        4,
+    )
     assert "(other servers) 4" in render_text(report)
 
 

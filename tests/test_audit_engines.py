@@ -1,9 +1,8 @@
 """One report, any engine (docs/audit.md): workers give the one-pass report however the input is cut, and
-failing ones never cost it or leave a process; partials sent as JSON merge into it or are refused by name."""
+failing ones never cost it or leave a process; partials merge into it in any grouping."""
 
 from __future__ import annotations
 
-import copy
 import doctest
 import functools
 import gzip
@@ -11,6 +10,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import pickle
 import pty
 import re
 import resource
@@ -20,14 +20,24 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_support import CHANGES, CONSTANTS, ON_OPEN, changed, jsonl, many_shards, on_open, read_terminal
+from audit_support import (
+    CHANGES,
+    CONSTANTS,
+    ON_OPEN,
+    assert_adds_up,
+    changed,
+    jsonl,
+    many_shards,
+    on_open,
+    read_terminal,
+)
 from helpers import command, examples, run_cli, run_cli_bytes
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import failure_kinds.audit
@@ -37,7 +47,6 @@ from failure_kinds.audit import (
     AuditError,
     AuditSettings,
     PartialReport,
-    Pins,
     audit,
     audit_file,
     audit_lines,
@@ -46,6 +55,7 @@ from failure_kinds.audit import (
     render_text,
     settings_for,
 )
+from failure_kinds.audit.settings import rank
 from failure_kinds.history import OLDER_LABELS
 
 KINDS = ["transport_timeout", "judge_faild", None, 3, ["a"], "swe_env:patch_apply_failed", {"kind": "x"}]
@@ -134,7 +144,7 @@ def test_any_cut_of_any_files_gives_the_one_pass_report(
 
 
 @pytest.mark.parametrize("distinct", [20, 200])  # the same values in every part, or other ones
-def test_parts_past_the_distinct_cap_are_counted_again_pinned(tmp_path: Path, distinct: int) -> None:
+def test_parts_past_the_distinct_cap_merge_into_the_one_pass_report(tmp_path: Path, distinct: int) -> None:
     path = tmp_path / "many.jsonl"
     path.write_bytes(jsonl([f"bad_{index % distinct}" for index in range(3000)][::-1]))
     data = path.read_bytes()
@@ -144,14 +154,9 @@ def test_parts_past_the_distinct_cap_are_counted_again_pinned(tmp_path: Path, di
         )
     )
     capped = settings_for("failure_kind", distinct_limit=7)
-    first = merge(audit_file(str(path), capped, start=start, stop=stop) for start, stop in ranges)
-    assert first.exact == (distinct == 20)  # each part of 80 lines holds more distinct values than the cap
-    pinned = merge(
-        audit_file(str(path), capped, start=start, stop=stop, pins=first.pins()) for start, stop in ranges
-    )
-    assert pinned.exact
+    parts = merge(audit_file(str(path), capped, start=start, stop=stop) for start, stop in ranges)
     expected = one_pass([str(path)], distinct_limit=7)
-    assert render_json(pinned.report()) == expected
+    assert render_json(parts.report()) == expected
     assert render_json(audit([str(path)], jobs=2, chunk_bytes=2000, distinct_limit=7)) == expected
 
 
@@ -329,7 +334,7 @@ def test_files_changed_while_workers_read_them_are_named_and_never_counted_whole
     environment = {**hooks[0], ON_OPEN: ";".join(hook[ON_OPEN] for hook in hooks)}
     report = in_workers(2048, [*paths, other], environment)
     *files, whole = report["files"]
-    assert whole == {"path": str(other), "records": 10, "error": None}
+    assert whole == {"path": str(other), "records": 10, "error": None, "with_kind": 10}
     assert [(file["path"], file["error"]) for file in files] == [
         (str(path), changed(change)) for path, change in zip(paths, CHANGES, strict=True)
     ]
@@ -358,7 +363,7 @@ def test_a_worker_that_dies_fails_only_what_it_cannot_read_and_nothing_hangs(
         assert report == json.loads(one_pass([str(path), str(copy_of)]))
     else:
         died, whole = report["files"]
-        assert died == {"path": str(path), "records": 0, "error": "a worker process died"}
+        assert died == {"path": str(path), "records": 0, "error": "a worker process died", "with_kind": 0}
         assert whole["error"] is None
 
 
@@ -429,6 +434,8 @@ def test_ctrl_c_while_one_worker_waits_for_work_and_one_reads_is_one_line(tmp_pa
 
 POOL = [*OLDER_LABELS, "cancelled", "transport_timeout", "judge_faild", "legacy_timeout", "web:page_gone"]
 POOL += ["swe:patch_failed", "swe:patch_faild", "x" * 40, "cancelled" + "!" * 30, "y" * 40]  # declared, not
+POOL += ["SWE_env:patch"]
+STAGES = [None, 3, "agent", "verifier", "request", "participant", "stage_" + "q" * 30]
 ALIASES = {"legacy_timeout": "transport_timeout", "y" * 40: "cancelled", "unreachable": "transport_peer_drop"}
 NAMESPACES = {"swe": ("patch_failed",)}
 PARTIAL_LINES = st.one_of(
@@ -437,20 +444,23 @@ PARTIAL_LINES = st.one_of(
         [b"{}", b'{"failure_kind": null}', b'{"failure_kind": 3}', b"oops", b"", b"  \r", b"{" * 90]
     ),
     st.text(max_size=6).map(lambda value: jsonl([value]).strip()),
+    st.tuples(st.sampled_from(POOL), st.sampled_from(STAGES) | st.text(max_size=4), st.booleans()).map(
+        lambda drawn: json.dumps(
+            {"failure": {"failure_kind": drawn[0], "stage": drawn[1]}}
+            if drawn[2]
+            else {"failure_kind": drawn[0], "stage": drawn[1]}
+        ).encode()
+    ),
 )
 Parts = list[tuple[list[bytes], str, bool]]
 
 
-def sent(partial: PartialReport) -> dict[str, Any]:
-    return json.loads(json.dumps(partial.to_json()))
-
-
 @st.composite
 def cut_files(draw: st.DrawFn) -> tuple[AuditSettings, Parts]:
-    """Settings under small caps (so overflow rows, cut values, overlong lines and the second, pinned pass
-    all occur), and up to three files, each cut into up to three parts: (lines, path, continuation)."""
+    """Settings under small caps (so overflow rows, cut values and overlong lines all occur), one or two
+    fields, and up to three files, each cut into up to three parts: (lines, path, continuation)."""
     audit_settings = settings_for(
-        "failure_kind",
+        draw(st.sampled_from([["failure_kind"], ["failure_kind", "failure.failure_kind"]])),
         draw(st.sampled_from([ALIASES, {}])),
         NAMESPACES,
         distinct_limit=draw(st.integers(min_value=1, max_value=4)),
@@ -467,55 +477,32 @@ def cut_files(draw: st.DrawFn) -> tuple[AuditSettings, Parts]:
     return audit_settings, parts
 
 
-def audited(audit_settings: AuditSettings, parts: Parts, pins: Pins | None) -> list[PartialReport]:
+def audited(audit_settings: AuditSettings, parts: Parts) -> list[PartialReport]:
+    """The parts audited apart, each sent pickled as the engines send them."""
     return [
-        audit_lines(lines, path, audit_settings, continuation=later, pins=pins)
+        pickle.loads(pickle.dumps(audit_lines(lines, path, audit_settings, continuation=later)))
         for lines, path, later in parts
     ]
 
 
-def merged(audit_settings: AuditSettings, parts: Parts) -> PartialReport:
-    """The parts audited apart, sent as JSON and merged; again, pinned, when the merge was inexact."""
-
-    def received(pins: Pins | None) -> PartialReport:
-        return merge(
-            PartialReport.from_json(sent(partial)) for partial in audited(audit_settings, parts, pins)
-        )
-
-    first = received(None)
-    return first if first.exact else received(Pins.from_json(json.loads(json.dumps(first.pins().to_json()))))
-
-
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cut_files())
-def test_partials_sent_as_json_and_merged_in_any_grouping_give_the_one_pass_report(
-    drawn: tuple[AuditSettings, Parts],
-) -> None:
+def test_partials_merged_in_any_grouping_give_the_one_pass_report(drawn: tuple[AuditSettings, Parts]) -> None:
     audit_settings, parts = drawn
     whole = PartialReport(audit_settings)
     for lines, path, later in parts:
         if not later:
             whole.start_file(path)
         whole.add_lines(lines)
-    result = merged(audit_settings, parts)
-    assert result.exact
-    report, expected = result.report(), whole.report()
-    assert (render_json(report), render_text(report)) == (render_json(expected), render_text(expected))
-    assert PartialReport.from_json(sent(result)).to_json() == result.to_json()  # read back equal
-
-    # Merged from the right instead: the same pins (which values the whole keeps), then the same partial.
-    def from_the_right(pins: Pins | None) -> PartialReport:
-        return functools.reduce(
-            lambda later, earlier: earlier.merge(later), reversed(audited(audit_settings, parts, pins))
-        )
-
-    left, right = merge(audited(audit_settings, parts, None)), from_the_right(None)
-    assert left.pins() == right.pins()
-    if left.exact and right.exact:
-        assert render_json(left.report()) == render_json(right.report())
-    left, right = merge(audited(audit_settings, parts, left.pins())), from_the_right(left.pins())
-    assert (left.exact, right.exact) == (True, True)
-    assert json.dumps(left.to_json(), sort_keys=True) == json.dumps(right.to_json(), sort_keys=True)
+    expected = whole.report()
+    left = merge(audited(audit_settings, parts)).report()
+    right = functools.reduce(
+        lambda later, earlier: earlier.merge(later), reversed(audited(audit_settings, parts))
+    )
+    for report in (left, right.report()):
+        assert (render_json(report), render_text(report)) == (render_json(expected), render_text(expected))
+    for report in (expected, *expected.also):
+        assert_adds_up(report)
     # A cut older label still names its replacement and its note (no two share their first three
     # characters and their length).
     cut = audit_settings.value_chars
@@ -536,7 +523,7 @@ def test_merging_costs_the_parts_merged_not_the_table_so_far_and_changes_no_inpu
                     f"shard-{index}.jsonl", audit_settings)
         for index in range(4000)
     ]  # fmt: skip
-    before = [json.dumps(part.to_json()) for part in parts[:50]]
+    before = [pickle.dumps(part) for part in parts[:50]]
 
     def cost(count: int) -> float:
         times = []
@@ -547,11 +534,11 @@ def test_merging_costs_the_parts_merged_not_the_table_so_far_and_changes_no_inpu
         return min(times)
 
     assert cost(4000) < 9 * cost(1000)
-    assert [json.dumps(part.to_json()) for part in parts[:50]] == before
+    assert [pickle.dumps(part) for part in parts[:50]] == before
     assert len(merge(parts[:200]).report().kinds) == 40 + 10 * 200  # every new value kept
 
 
-def test_line_numbers_stay_physical_across_parts_and_a_later_overflow_is_inexact_until_pinned() -> None:
+def test_line_numbers_stay_physical_across_parts_and_a_later_overflow_keeps_the_same_rows() -> None:
     audit_settings = settings_for()
     parts = [
         audit_lines([b"", b'{"failure_kind": "cancelled"}'], "a.jsonl", audit_settings),
@@ -566,22 +553,23 @@ def test_line_numbers_stay_physical_across_parts_and_a_later_overflow_is_inexact
     ]
     assert (report.first_unparseable, report.first_invalid) == ("a.jsonl:3", "a.jsonl:4")
     assert [(file.path, file.records) for file in report.files] == [("a.jsonl", 4), ("b.jsonl", 1)]
+    # A value one part keeps and a later part counts past the cap: the merge is exact all the same.
     capped = AuditSettings(distinct_limit=2)
     rows, later = jsonl(["bad_a", "bad_b"]).splitlines(), jsonl(["bad_c", "bad_d", "bad_a"]).splitlines()
-    first = audit_lines(rows, "a.jsonl", capped)
-    pins = first.merge(audit_lines(later, "a.jsonl", capped, continuation=True)).pins()
-    assert (pins.values, Pins.from_json(json.loads(json.dumps(pins.to_json())))) == ({"bad_a", "bad_b"}, pins)
-    exact = audit_lines(rows, "a.jsonl", capped, pins=pins).merge(
-        audit_lines(later, "a.jsonl", capped, continuation=True, pins=pins)
-    )
-    assert exact.exact
-    assert {row.value: row.count for row in exact.report().kinds} == {"bad_a": 2, "bad_b": 1, None: 2}
+    cut = audit_lines(rows, "a.jsonl", capped).merge(audit_lines(later, "a.jsonl", capped, continuation=True))
+    whole = audit_lines(rows + later, "a.jsonl", capped)
+    assert render_json(cut.report()) == render_json(whole.report())
+    kept = sorted(["bad_a", "bad_b", "bad_c", "bad_d"], key=rank)[:2]
+    counts = {"bad_a": 2, "bad_b": 1, "bad_c": 1, "bad_d": 1}
+    expected = {value: counts[value] for value in kept} | {None: 5 - sum(counts[value] for value in kept)}
+    assert {row.value: row.count for row in cut.report().kinds} == expected
 
 
 def test_values_already_decoded_rows_and_what_merge_refuses() -> None:
     partial = PartialReport(settings_for())
     partial.start_file("t.parquet", unit="row")
-    partial.add_values(["cancelled", None, INVALID, UNPARSEABLE, "judge_faild", 7])
+    values: list[object] = ["cancelled", None, INVALID, UNPARSEABLE, "judge_faild", 7]
+    partial.add_columns([values, [None, None, None, UNPARSEABLE, None, None]])
     report = partial.report()
     assert (report.records, report.with_kind, report.invalid, report.unparseable) == (6, 2, 2, 1)
     assert (report.unregistered[0].first_seen, report.first_invalid) == ("t.parquet:row 5", "t.parquet:row 3")
@@ -594,171 +582,3 @@ def test_values_already_decoded_rows_and_what_merge_refuses() -> None:
         merge([])
     results = doctest.testmod(failure_kinds.audit)  # the documented engine example
     assert (results.attempted > 5, results.failed) == (True, 0)
-
-
-# A partial read back from JSON: what a real partial holds is accepted and renders; anything else is a
-# ValueError naming the field, never another exception and never a report that cannot render.
-
-
-def nodes(value: object, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
-    """The path of every node of a JSON value, itself included."""
-    yield path
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
-    for key, item in items:
-        yield from nodes(item, (*path, key))
-
-
-REPLACEMENTS = [None, True, 1.5, "x", "", "cancelled", "line", "\x00", "a" * 300, [], [0, 1], {}, {"x": 1}]
-REPLACEMENTS += [0, 1, -1, 10**400, 1 << 63]
-
-
-def mutated(data: dict[str, Any], path: tuple[Any, ...], how: str, replacement: object) -> object:
-    if not path:
-        return replacement
-    result = copy.deepcopy(data)
-    parent: Any = result
-    for step in path[:-1]:
-        parent = parent[step]
-    current = parent[path[-1]]
-    if how == "drop":
-        del parent[path[-1]]
-    elif how in ("negate", "inflate") and type(current) is int:
-        parent[path[-1]] = (
-            -current - 1 if how == "negate" else current + 1 if replacement is None else 10**400
-        )
-    elif how == "add" and isinstance(current, dict):
-        current[str(replacement)[:10]] = replacement
-    else:
-        parent[path[-1]] = replacement
-    return result
-
-
-MUTATIONS = st.tuples(
-    st.integers(min_value=0),
-    st.sampled_from(["drop", "negate", "inflate", "retype", "add"]),
-    st.sampled_from(REPLACEMENTS),
-)
-
-
-@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cut_files(), st.lists(MUTATIONS, min_size=1, max_size=3))
-def test_a_mutated_partial_is_a_value_error_or_renders(
-    drawn: tuple[AuditSettings, Parts], mutations: list[tuple[int, str, object]]
-) -> None:
-    data: Any = sent(merged(*drawn))
-    for choice, how, replacement in mutations:
-        if isinstance(data, dict):
-            paths = list(nodes(data))
-            data = mutated(data, paths[choice % len(paths)], how, replacement)
-    try:
-        received = PartialReport.from_json(data)
-    except ValueError as error:
-        message = str(error)
-    else:
-        event("accepted")
-        report = received.report()
-        render_text(report)
-        render_json(report)
-        assert report.records == report.with_kind + report.without_kind + report.invalid + report.unparseable
-        assert sum(row.count for row in report.kinds) == report.with_kind
-        return
-    event("rejected")
-    assert message.startswith("partial report: "), message
-
-
-def example() -> dict[str, Any]:
-    values = ["cancelled", "judge_faild", "swe:patch_faild", 3, "z" * 30, "peer_drop"]
-    lines = [*jsonl(values[:4]).splitlines(), b"oops", b"", *jsonl(values[4:]).splitlines()]
-    return sent(
-        audit_lines(lines, "day.jsonl", settings_for("failure_kind", namespaces=NAMESPACES, value_chars=20))
-    )
-
-
-def edit(*path: Any, to: object = None, add: int = 0, drop: bool = False) -> Callable[[dict[str, Any]], None]:
-    """An edit of the example at ``path``, where "kept:VALUE" is the kept row of that value."""
-
-    def change(data: dict[str, Any]) -> None:
-        parent: Any = data
-        for step in path[:-1]:
-            kept = isinstance(step, str) and step.startswith("kept:")
-            parent = (
-                next(row for row in parent["values"]["kept"] if row[0] == step[5:]) if kept else parent[step]
-            )
-        if drop:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = parent[path[-1]] + add if add else to
-
-    return change
-
-
-def astronomical(data: dict[str, Any]) -> None:
-    for path in [
-        ("records",),
-        ("with_kind",),
-        ("kept:cancelled", 1),
-        ("files", 0, "records"),
-        ("files", 0, "lines"),
-    ]:
-        edit(*path, add=10**400)(data)
-
-
-def forged_cut_key(data: dict[str, Any]) -> None:
-    row = next(row for row in data["values"]["kept"] if "\x00" in row[0])
-    row[0] = row[0].split("\x00")[0] + "\x00" + "9" * 5000 + ":" + "0" * 24
-
-
-@pytest.mark.parametrize(
-    ("change", "field"),
-    [
-        (edit("invalid", to=-1), "invalid: negative"),
-        (edit("records", add=1), "records: "),
-        (astronomical, "records: out of range"),
-        *((edit(f"kept:{value}", 2, to=to), f"values.kept[{row}][2]: {said}") for row, value, to, said in [
-            (1, "judge_faild", "mysterious", "'mysterious' is not a category"),
-            (0, "cancelled", "unregistered", "'cancelled' is registered, not unregistered"),
-            (4, "peer_drop", "unregistered", "'peer_drop' is legacy, not unregistered"),
-            (1, "judge_faild", "legacy", "'judge_faild' is unregistered, not legacy"),
-        ]),
-        (edit("kept:cancelled", 3, to=[1, 1]), "values.kept[0][3][0]: file 1 of a partial of 1 files"),
-        (edit("first_invalid", to=[0, 99]), "first_invalid[1]: line 99"),
-        (edit("settings", "value_chars", to=10**400), "settings.value_chars: out of range"),
-        (edit("settings", "distinct_limit", to=-1), "settings.distinct_limit: negative"),
-        (edit("values", "overflow", drop=True), "values.overflow: missing"),
-        (edit("files", 0, "records", to="7"), "files[0].records: expected an integer, got str"),
-        (edit("unparseable", to=True), "unparseable: expected an integer, got bool"),
-        (edit("kept:judge_faild", 0, to=5), "values.kept[1][0]: expected a string, got int"),
-        (forged_cut_key, "not a cut value's key"),
-        (edit("servers", "kept", 0, 1, add=1), "servers: count 2 records, not the 1 namespaced ones"),
-        (edit("values", "overflow", to={"unregistered": [1, [0, 2]]}),
-         "values.overflow['unregistered']: overflow before"),
-        (edit("settings", "aliases", to={"old": "not_a_kind"}), "settings.aliases: alias "),
-    ],
-)  # fmt: skip
-def test_what_no_real_partial_holds_is_a_value_error_naming_the_field(
-    change: Callable[[dict[str, Any]], None], field: str
-) -> None:
-    data = example()
-    PartialReport.from_json(copy.deepcopy(data)).report()  # the example itself is accepted
-    change(data)
-    with pytest.raises(ValueError, match=r"^partial report: ") as raised:
-        PartialReport.from_json(data)
-    assert field in str(raised.value)
-
-
-@pytest.mark.parametrize(
-    "data", [None, [], "partial", 1, {"version": 1}, {"version": True}, {"version": 2}, {"version": 99}]
-)
-def test_what_is_not_a_partial_at_all_is_a_value_error(data: object) -> None:
-    with pytest.raises(ValueError, match=r"^partial report: ") as raised:
-        PartialReport.from_json(data)  # type: ignore[arg-type]
-    assert data != {"version": 99} or "format version" in str(raised.value)
-
-
-def test_an_error_read_back_is_shown_escaped() -> None:
-    data = example()
-    data["files"][0]["error"] = "cannot read\nfailure-kinds audit: forged line\x1b[31m"
-    text = render_text(PartialReport.from_json(data).report())
-    assert "\x1b" not in text
-    assert "\nfailure-kinds audit: forged" not in text
-    assert "error: cannot read\\x0afailure-kinds audit: forged line\\x1b[31m" in text

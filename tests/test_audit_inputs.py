@@ -150,7 +150,12 @@ def test_an_input_that_cannot_be_read_is_its_error_alone_and_a_row_beside_others
     cut = zlib.decompressobj(wbits=31).decompress(TRUNCATED).count(b"\n") if name == "cut.jsonl.gz" else 0
     assert (report["records"], report["unparseable"], report["files"][0]["records"]) == (2 + cut, 0, cut)
     assert report["files"][0]["error"].startswith(error)
-    assert report["files"][1] == {"path": str(tmp_path / "good.jsonl"), "records": 2, "error": None}
+    assert report["files"][1] == {
+        "path": str(tmp_path / "good.jsonl"),
+        "records": 2,
+        "error": None,
+        "with_kind": 2,
+    }
 
 
 def test_workers_name_the_inputs_that_cannot_be_read_as_one_process_does(tmp_path: Path) -> None:
@@ -432,7 +437,7 @@ def test_a_directory_with_parquet_audits_its_json_lines_without_pyarrow(
     text = run_cli("audit", "examples")
     assert text.returncode == 2
     assert text.stderr.endswith(f"failure-kinds audit: examples/rollout_failures.parquet: {NEEDS_PYARROW}\n")
-    row = rf"examples/rollout_failures\.parquet 0 records,? error: {re.escape(NEEDS_PYARROW)}"
+    row = rf"examples/rollout_failures\.parquet 0 records, 0 with a kind,? error: {re.escape(NEEDS_PYARROW)}"
     assert re.search(row, " ".join(text.stdout.split()))  # the error wraps under its row
     example = str(ROOT / "examples" / "rollout_failures.parquet")
     alone = run_cli("audit", "--strict", example)

@@ -18,7 +18,7 @@ import pytest
 from audit_support import change_file, changed, jsonl, many_shards, read_terminal
 from helpers import command, needs, run_cli
 
-from failure_kinds.audit import audit, render_json
+from failure_kinds.audit import audit, render_json, render_text
 
 # One worker under pytest-xdist runs the whole module, so the Ray instance starts once, not per worker.
 # Ray and pyarrow are imported only as the fixtures need them: pyarrow loaded at collection would make
@@ -92,7 +92,15 @@ def test_ray_gives_the_local_report_through_paths_and_uris(
     expected = local_report(inputs[:2], distinct_limit=2, line_bytes=1000)
     assert json.loads(expected)["overlong"] == 1  # the 5,000-character value, past the line cap
     assert through_uri == expected.replace(f'"{dataset}/', f'"{uri}/')
-    assert json.loads(through_uri)["kinds"][-1]["value"] is None  # an overflow row: the pinned pass ran
+    assert json.loads(through_uri)["kinds"][-1]["value"] is None  # an overflow row
+    # Several fields and their stages, past the caps: byte for byte the local report, text and JSON.
+    staged = tmp_path / "staged.jsonl"
+    records = [{"failure": {"failure_kind": f"bad_{n % 9}", "stage": f"phase_{n % 11}"}} for n in range(2000)]
+    staged.write_text("".join(json.dumps({**record, "stage": "agent"}) + "\n" for record in records))
+    fields = ["failure.failure_kind", "failure_kind"]
+    local = audit([str(staged)], fields, jobs=1, distinct_limit=3)
+    on_ray = audit([str(staged)], fields, ray="", chunk_bytes=8192, distinct_limit=3)
+    assert (render_json(on_ray), render_text(on_ray)) == (render_json(local), render_text(local))
 
 
 def test_the_command_connects_to_the_cluster_and_keeps_stderr_to_itself(cluster: str, dataset: Path) -> None:
@@ -113,7 +121,7 @@ def test_every_error_is_reported_as_the_local_run_reports_it(
     cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A directory that cannot be listed, a missing file, a .gz file that is not gzip, a truncated one."""
-    import failure_kinds.audit.sources as sources
+    import failure_kinds._streams as sources
 
     locked = tmp_path / "locked"
     locked.mkdir()

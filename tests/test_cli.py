@@ -205,7 +205,17 @@ def test_audit_json_report_and_exit_codes(tmp_path: Path) -> None:
     assert report["records"] == sum(
         report[key] for key in ["with_kind", "without_kind", "invalid", "unparseable"]
     )
-    fields = {"value", "length", "count", "category", "suggestion", "replacement", "note", "canonical"}
+    fields = {
+        "value",
+        "length",
+        "count",
+        "category",
+        "suggestion",
+        "replacement",
+        "note",
+        "canonical",
+        "by_stage",
+    }
     for entry in report["kinds"]:
         assert set(entry) == fields | {"first_seen"}
         assert entry["length"] == len(entry["value"])

@@ -190,18 +190,18 @@ _OBSERVERS = _runtime.OBSERVERS
 
 def is_registered(name: object) -> bool:
     """Whether ``name`` is part of the shared vocabulary. Never raises."""
-    return _runtime.plain(name) in _runtime.REGISTERED_SET
+    return _runtime.text_of(name) in _runtime.REGISTERED_SET
 
 
 def is_namespaced(name: object) -> bool:
     """Whether ``name`` is an environment's own ``<server>:<kind>`` extension. Never raises."""
-    return _NAMESPACED_PATTERN.fullmatch(_runtime.plain(name) or "") is not None
+    return _NAMESPACED_PATTERN.fullmatch(_runtime.text_of(name) or "") is not None
 
 
 def namespaced(server: str, kind: str) -> str:
     """Build the namespaced kind ``"<server>:<kind>"``. Raises `ValueError` naming the malformed
     part when ``server`` or ``kind`` does not match ``[a-z][a-z0-9_]*``."""
-    text = f"{_runtime.plain(server)}:{_runtime.plain(kind)}"  # a part that is not a str reads "None"
+    text = f"{_runtime.text_of(server)}:{_runtime.text_of(kind)}"  # a part that is not a str reads "None"
     if _NAMESPACED_PATTERN.fullmatch(text) is None:
         from failure_kinds._arguments import refuse_namespaced
 
@@ -244,7 +244,7 @@ def validate_failure_kind(name: "_T") -> "_T":
     elif name is None or (type(name) is FailureKind and name in _MEMBERS):
         return name
     try:  # a try costs nothing here, where contextlib.suppress would cost a call per bad value
-        if (text := _runtime.plain(name)) is None or not _runtime.passes(text):
+        if (text := _runtime.text_of(name)) is None or not _runtime.passes(text):
             from failure_kinds._suggest import report  # with the suggestions and display a warning needs
 
             report(name)

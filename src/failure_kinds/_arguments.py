@@ -2,7 +2,7 @@
 the errors they raise. Loaded on the first call of either: ``import failure_kinds`` does not import it."""
 
 from failure_kinds._display import LIMIT, escaped, shown
-from failure_kinds._runtime import NAME_PATTERN, plain
+from failure_kinds._runtime import NAME_PATTERN, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ def type_name(value: object) -> str:
 def malformed_part(server: object, kind: object, limit: int = LIMIT) -> "str | None":
     """Which part of ``server:kind`` does not match the name pattern, shown cut to ``limit``, or None."""
     for part, value in (("server", server), ("kind", kind)):
-        text = plain(value)  # checked although annotated: untyped callers exist
+        text = text_of(value)  # checked although annotated: untyped callers exist
         if text is None or NAME_PATTERN.fullmatch(text) is None:
             return f"the {part} part {shown(value, limit)} does not match {NAME_PATTERN.pattern}"
     return None
@@ -32,14 +32,14 @@ def refuse_namespaced(server: object, kind: object) -> None:
 
 def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
     """``server`` and ``kinds`` as declare_namespace records them, as plain strings; raises its ValueError."""
-    text, pattern = plain(server), NAME_PATTERN.pattern
+    text, pattern = text_of(server), NAME_PATTERN.pattern
     if text is None or NAME_PATTERN.fullmatch(text) is None:
         raise ValueError(f"declare_namespace: the server {shown(server)} does not match {pattern}")
     given: object = kinds  # checked although annotated: untyped callers exist
     if issubclass(type(given), (bytes, bytearray)):  # type, not __class__: a value may claim any class
         wrong = f"{shown(given)} of type {type_name(given)}{decoded(given, '[{}]')}"
         raise ValueError(f"declare_namespace: kinds must be an iterable of kind names (strings), not {wrong}")
-    single = plain(given) is not None
+    single = text_of(given) is not None
     try:
         listed = None if single else list(kinds)
     except TypeError:
@@ -52,7 +52,7 @@ def declaration(server: str, kinds: "Iterable[str]") -> "tuple[str, set[str]]":
         raise ValueError(f"declare_namespace: the server {text!r} declares no kinds")
     declared: set[str] = set()
     for kind in listed:
-        name = plain(kind)  # an environment's own StrEnum member counts as its value
+        name = text_of(kind)  # an environment's own StrEnum member counts as its value
         if name is None or NAME_PATTERN.fullmatch(name) is None:
             wrong = f"is not a string but {type_name(kind)}" if name is None else f"does not match {pattern}"
             raise ValueError(

@@ -1,6 +1,6 @@
 """The state behind validate_failure_kind and metric_label, and the one lock that guards it: bounded
 whatever producers send (under 8 MiB), declared names aside. A value enters as a plain ``str``
-(:func:`plain`): a str subclass's own methods never decide what is cached, counted or shown."""
+(:func:`text_of`): a str subclass's own methods never decide what is cached, counted or shown."""
 
 import logging
 import re
@@ -86,7 +86,7 @@ def exact_strs(values: "Iterable[object]") -> bool:
     return {*map(id, map(type, values))} <= {id(str)}
 
 
-def plain(value: object) -> "str | None":
+def text_of(value: object) -> "str | None":
     """``value``'s text as an exact ``str`` when its type (not a ``__class__`` it claims) is a str."""
     return str.__str__(value) if issubclass(type(value), str) else None  # pyright: ignore[reportArgumentType]
 
@@ -95,7 +95,7 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
     """``"registered"``, ``"namespaced"``, ``"undeclared"`` (a declared server's undeclared kind),
     ``"legacy"`` (an older label, see failure_kinds.history) or ``"unregistered"``. ``namespaces`` maps
     servers to their kinds; None means the declarations made with declare_namespace."""
-    text = plain(name)
+    text = text_of(name)
     if text is None:
         return "unregistered"
     if text in REGISTERED_SET:
@@ -116,6 +116,13 @@ def category(name: object, namespaces: "Mapping[str, Collection[str]] | None" = 
             kept = _AS_SETS[id(declared)] = (declared, frozenset(declared))
         declared = kept[1]
     return "undeclared" if declared is not None and kind not in declared else "namespaced"
+
+
+def classify(name: str, namespaces: "Mapping[str, Collection[str]] | None" = None) -> str:
+    """``category``, with ``"malformed"`` for an unregistered value holding a colon: meant as a
+    namespaced kind and written wrong (``SWE_env:patch``). What ``check``, the lint and the audit say."""
+    found = category(name, namespaces)
+    return "malformed" if found == "unregistered" and ":" in name else found
 
 
 _AS_SETS: "dict[int, tuple[tuple[str, ...], frozenset[str]]]" = {}
@@ -167,7 +174,7 @@ def passes(text: str) -> bool:
 def label(name: object) -> "str | None":
     """The metric label of ``name`` when it has one of its own, or None for the shared other label."""
     global labelled_namespaced
-    text = plain(name)
+    text = text_of(name)
     if text is None or len(text) > LABEL_LENGTH:
         return None
     found = LABELS.get(text)

@@ -61,7 +61,7 @@ class _Index:
         if _runtime.exact_strs(candidates):  # a declaration's
             written = list(candidates)
         else:
-            written = [text for text in map(_runtime.plain, candidates) if text is not None]
+            written = [text for text in map(_runtime.text_of, candidates) if text is not None]
         # A set's order changes with the hash seed; sorted, equally close names tie the same way every run.
         if isinstance(candidates, (set, frozenset)):
             written.sort()
@@ -124,7 +124,7 @@ def _index(candidates: "Collection[str]") -> _Index:
 
 def closest(name: str, candidates: "Collection[str]") -> "str | None":
     """The candidate ``name`` most likely meant, or None. A candidate suggests itself."""
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     if text is None or not candidates:
         return None
     index = _index(candidates)
@@ -144,7 +144,7 @@ def closest(name: str, candidates: "Collection[str]") -> "str | None":
 
 def suggest(name: object) -> "str | None":
     """The registered kind ``name`` most likely meant (what :func:`failure_kinds.suggest` returns)."""
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     if text is None or len(text) > LIMIT:
         return None
     from failure_kinds import FailureKind
@@ -169,7 +169,7 @@ def suggest_any(name: object, namespaces: "Mapping[str, Collection[str]] | None"
     """The name ``name`` most likely meant: a declared ``server:kind`` when its server part names a
     declared server (in any case or spelling of separators), else a registered kind. ``namespaces`` maps
     servers to their kinds; None means the declarations made with declare_namespace."""
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     if text is None:
         return None
     declarations = _runtime.DECLARED if namespaces is None else namespaces
@@ -191,7 +191,7 @@ def describe(name: object) -> str:
     """The warning for a value that does not pass silently: escaped, bounded, with a suggestion."""
     from failure_kinds._display import shown
 
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     if text is None:
         from failure_kinds._arguments import type_name
 
@@ -233,7 +233,7 @@ def report(name: object) -> None:
     warned = _runtime.WARNED
     if _runtime.warned_overflow and len(warned) >= _runtime.WARNED_LIMIT:
         return  # nothing new is reported any more: not worth working out the value's key
-    text = _runtime.plain(name)
+    text = _runtime.text_of(name)
     message = describe(name) if text is None else None
     if text is None:
         key: object = ("not a string", _digest(name))

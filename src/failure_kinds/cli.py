@@ -144,25 +144,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
         description="Count the failure kinds in JSON Lines and Parquet rollout logs.\n\nWhich kinds "
         "occurred, which values are not in the vocabulary and what they probably meant, which are older "
-        "labels and what replaced them, and how the counts regroup under the current kinds. Every non-blank "
-        "line is a record: with a kind, without one, invalid or unparseable.",
-        epilog="Exit 0 when the audit ran (1 with --strict when unregistered or undeclared values or older "
-        "labels that no alias maps remain, or when no record has the --field), 2 on a usage error or when "
+        "labels and what replaced them, where each failure happened (its stage), and how the counts regroup "
+        "under the current kinds. Every non-blank line is a record: with a kind, without one (absent or "
+        "null), invalid or unparseable.",
+        epilog="Exit 0 when the audit ran (1 with --strict when, at any field, unregistered, malformed or "
+        "undeclared values, older labels that no alias maps, or stages that are no FailureStage remain, or "
+        "when no record has the --field), 2 on a usage error or when "
         "an input could not be read; the readable inputs are still reported.")
     # At least one PATH, checked by the engine: --ray PATH must not leave none here.
     audit.add_argument("paths", nargs="*", metavar="PATH",
         help="a JSON Lines file (.gz is decompressed), a .parquet file, a directory (its *.jsonl, *.ndjson, "
         "*.jsonl.gz, *.ndjson.gz and *.parquet files, recursively), or - for stdin")
-    audit.add_argument("--field", default="failure_kind", metavar="DOTTED.PATH",
-        help="where the kind is in each object, e.g. response.failure_kind (default: failure_kind)")
+    audit.add_argument("--field", action="append", dest="fields", metavar="DOTTED.PATH",
+        help="where a kind is in each object, e.g. failure.failure_kind; repeatable, every field audited in "
+        "the same pass, one report each (default: failure_kind)")
+    audit.add_argument("--stage", metavar="DOTTED.PATH",
+        help="where every field's stage is (default: the key stage beside each field, e.g. failure.stage)")
     audit.add_argument("--alias", action="append", default=[], metavar="OLD=NEW",
         help="count the label OLD as the registered kind NEW, over the replacement the vocabulary gives an "
         "older label (repeatable)")
     audit.add_argument("--aliases", metavar="FILE",
         help='a TOML file of aliases: old = "new" lines under an [aliases] table')
     audit.add_argument("--strict", action="store_true",
-        help="exit 1 when any unregistered or undeclared value or older label (even one with a replacement) "
-        "remains after aliasing, or when no record has the --field at all")
+        help="exit 1 when, at any field, an unregistered, malformed or undeclared value, an older label "
+        "(even one with a replacement) or a stage that is no FailureStage remains after aliasing, or when "
+        "no record has the --field at all")
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",
         help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a clone; "

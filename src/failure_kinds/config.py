@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,13 +68,13 @@ def _read_toml(path: Path) -> dict[str, object]:
     def refuse(why: str) -> ConfigError:
         return ConfigError(f"{shown_path(path)}: {why}", whole_file=True)
 
+    from failure_kinds._streams import describe_read_error, read_regular
+
     try:
         data = read_regular(path, SIZE_LIMIT)
     except OSError as error:
-        from failure_kinds.audit.errors import describe_read_error  # the words of every command
-
         raise refuse(describe_read_error(error)) from None
-    if data is None:
+    if isinstance(data, str):
         raise refuse("not a regular file")
     if len(data) > SIZE_LIMIT:
         raise refuse(f"larger than {SIZE_LIMIT // (1024 * 1024)} MiB")
@@ -87,19 +86,6 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise refuse(f"invalid TOML: {error}") from None
     except RecursionError:
         raise refuse("invalid TOML: nested too deeply") from None
-
-
-def read_regular(path: Path, limit: int) -> bytes | None:
-    """The first ``limit + 1`` bytes of the regular file ``path``, None when it is not one (a FIFO is
-    opened without blocking, so it cannot hang the command). Raises OSError."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            return file.read(limit + 1)
-    finally:
-        os.close(descriptor)
 
 
 def _tool_table(path: Path, document: dict[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:

@@ -76,13 +76,14 @@ def json_schema(namespaces: Mapping[str, Collection[str]] | None = None) -> dict
 
 def read_export(path: str) -> dict[str, object]:
     where = escaped(path, 200)
-    try:
-        with open(path, "rb") as file:
-            data = file.read(READ_LIMIT + 1)
-    except (OSError, ValueError) as error:
-        from failure_kinds.audit.errors import describe_read_error  # the words of every command
+    from failure_kinds._streams import describe_read_error, read_regular  # the words of every command
 
+    try:
+        data = read_regular(path, READ_LIMIT)
+    except (OSError, ValueError) as error:
         raise ExportError(f"{where}: {describe_read_error(error)}") from None
+    if isinstance(data, str):
+        raise ExportError(f"{where}: {data}; not an export")
     if len(data) > READ_LIMIT:
         raise ExportError(f"{where}: larger than {READ_LIMIT // (1024 * 1024)} MiB; not an export")
     try:

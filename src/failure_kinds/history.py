@@ -116,6 +116,12 @@ OLDER_LABELS: "Mapping[str, OlderLabel]" = MappingProxyType(
 """Each older label that is not a current kind -> what is known of it, in the older registry's order."""
 
 
+OLDER_STAGES: "Mapping[str, str | None]" = MappingProxyType(
+    {"request": None, "response": None, "result": None, "verifier": "verification", "environment": None}
+)
+"""The stage labels of the older failure record -> the ``FailureStage`` that replaced each, where one did."""
+
+
 def older_label(name: object) -> "OlderLabel | None":
     """What is known of the older label ``name``, or None when it is not one. Never raises."""
     return OLDER_LABELS.get(str.__str__(name)) if issubclass(type(name), str) else None  # pyright: ignore[reportArgumentType]
@@ -170,4 +176,4 @@ def _probed_by_import() -> bool:
     return code.co_name == "_handle_fromlist" and caller.f_globals.get("__name__") == "importlib._bootstrap"
 
 
-__all__ = ["OLDER_LABELS", "OlderLabel", "older_label"]
+__all__ = ["OLDER_LABELS", "OLDER_STAGES", "OlderLabel", "older_label"]

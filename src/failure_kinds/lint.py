@@ -7,13 +7,13 @@ import ast
 import io
 import os
 import re
-import stat
 import sys
 import tokenize
 import warnings
 from typing import NamedTuple
 
 import failure_kinds
+from failure_kinds import FailureKindsError
 from failure_kinds._display import escaped, plain, shown
 from failure_kinds._runtime import category
 from failure_kinds._shapes import MissingName, kind_uses
@@ -117,13 +117,13 @@ class Finding(NamedTuple):
         return f"{plain(self.path, PATH_LIMIT)}:{self.line}:{self.col}: {self.code} {escaped(self.message)}"
 
 
-class _Unreadable(Exception):
+class _Unreadable(FailureKindsError):
     """A file that could not be read; the message says why."""
 
 
 def read_error(error: OSError) -> str:
-    """Why a file could not be read, in the words every command uses ("no such file"), the audit's."""
-    from failure_kinds.audit.errors import describe_read_error
+    """Why a file could not be read, in the words every command uses ("no such file")."""
+    from failure_kinds._streams import describe_read_error
 
     return describe_read_error(error)
 
@@ -151,30 +151,19 @@ def read_source(path: str, *, walked: bool = False, seen: set[tuple[int, int]] |
     """At most SIZE_LIMIT + 1 bytes of the regular file ``path``; "skipped" for a walked entry that is not
     one (a FIFO, a device, a dangling link), "repeated" for a file (device, inode) already in ``seen``.
     Raises _Unreadable."""
+    from failure_kinds._streams import read_regular
+
     try:
-        # Without blocking: opening a FIFO would otherwise wait for a writer that never comes.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        source = read_regular(path, SIZE_LIMIT, seen)
     except OSError as error:
         if walked and os.path.islink(path):
             return "skipped"
         raise _Unreadable(read_error(error)) from None
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            if walked:
-                return "skipped"
-            raise _Unreadable("not a regular file")
-        # The file opened, not the name: a link replaced meanwhile is judged by what is read.
-        if seen is not None:
-            if (status.st_dev, status.st_ino) in seen:
-                return "repeated"
-            seen.add((status.st_dev, status.st_ino))
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            return file.read(SIZE_LIMIT + 1)
-    except OSError as error:
-        raise _Unreadable(read_error(error)) from None
-    finally:
-        os.close(descriptor)
+    if source == "not a regular file":
+        if walked:
+            return "skipped"
+        raise _Unreadable(source)
+    return source
 
 
 def _counted(count: int, one: str, many: str) -> str:
@@ -221,8 +210,9 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
             f"{entries} not {kind} (a FIFO, a device or a dangling symbolic link) and {verb} skipped"
         )
     if repeated:
-        inputs = _counted(repeated, "1 input names", "inputs name")
-        notes.append(f"{inputs} a file already read; each file is read once")
+        from failure_kinds._streams import repeated_note
+
+        notes.append(repeated_note(repeated))
     if not read and not unreadable:
         notes.append(NO_INPUT)
     return findings, unreadable
@@ -426,7 +416,7 @@ def _decoded(source: bytes) -> str:
 
 def _wide_text(source: bytes) -> str | None:
     """What a file in UTF-16 or UTF-32 is, and how to convert it, in the audit's words; else None."""
-    from failure_kinds.audit.errors import wide_encoding  # only for a file that does not parse
+    from failure_kinds._streams import wide_encoding  # only for a file that does not parse
 
     found = wide_encoding(source[:4])
     if found is None:

@@ -125,7 +125,7 @@ def _allowed(markers: list[pytest.Mark]) -> frozenset[str] | None:
     if keywords := [keyword for marker in markers for keyword in marker.kwargs]:
         pytest.fail(f"failure_kinds_allow takes the values as arguments, not {keywords[0]}=", pytrace=False)
     named = [value for marker in markers for value in marker.args]
-    texts = [_runtime.plain(value) for value in named]
+    texts = [_runtime.text_of(value) for value in named]
     if None in texts:
         from failure_kinds._display import shown
 
@@ -137,7 +137,7 @@ def _allowed(markers: list[pytest.Mark]) -> frozenset[str] | None:
 def _failing(item: pytest.Item, reported: list[object]) -> list[object]:
     """The values of ``reported`` that fail ``item`` in strict mode: those its markers do not allow."""
     allowed = item.stash.get(_ALLOWED, frozenset[str]())
-    return [] if allowed is None else [value for value in reported if _runtime.plain(value) not in allowed]
+    return [] if allowed is None else [value for value in reported if _runtime.text_of(value) not in allowed]
 
 
 def _describe(reported: list[object], when: str = "") -> str:
@@ -147,7 +147,7 @@ def _describe(reported: list[object], when: str = "") -> str:
 
     counts: dict[str, int] = {}
     for value in reported:
-        text = _runtime.plain(value)
+        text = _runtime.text_of(value)
         described = shown(value) if text is None else shown(text) + _advice(text)
         counts[described] = counts.get(described, 0) + 1
     listed = ", ".join(shown if count == 1 else f"{shown} x{count}" for shown, count in counts.items())

@@ -2,48 +2,39 @@
 are not in the vocabulary, what they probably meant, which are older labels, and how the counts regroup
 under the current kinds (see the audit page of the docs for what is counted and promised).
 
-``audit(inputs, ...) -> Report`` is the one entry point, for the command and any program; it reads in
-this process, with worker processes (``jobs``) or on a Ray cluster (``ray``), and every engine gives the
-same report. ``render_text(report)`` and ``render_json(report)`` write it. The pipeline, module by module:
-``sources`` (inputs -> lines -> the value at the field), ``settings`` (the settings, categories and caps,
-and the capped tally), ``partial`` (the mergeable partial report, its JSON form, and the report),
-``render`` (its rows, text, JSON, progress); ``tasks`` (the work cut into tasks, and the one per-task
-function every engine runs), ``engine`` (``audit()``, in one process or ``--jobs`` workers),
-``parquet``, ``ray_engine`` (``--ray``) and ``errors``.
+``audit(inputs, ...) -> Report`` is the one entry point, for the command and any program; every engine
+(this process, ``jobs`` workers, a Ray cluster) gives the same report, which ``render_text`` and
+``render_json`` write. The pipeline, module by module: ``tasks`` (inputs -> a plan of tasks -> the one
+per-task function every engine runs), ``sources`` (a task -> lines -> every field and stage of a record
+in one decode), ``settings`` (the settings, categories, caps and the capped tally), ``partial`` (the
+tally of a record's fields, the merge), ``report`` (the report's rows), ``render`` (text, JSON,
+progress); ``engine`` (``audit()`` and the process pool), ``parquet`` and ``ray_engine``.
 
-The mergeable partial report, for other engines: ``settings_for(field_path, aliases, namespaces)`` gives
-checked ``AuditSettings``; then
+The mergeable partial report, for other engines: ``settings_for(field_path, aliases, namespaces,
+stage_path=None)`` gives checked ``AuditSettings``; then
 
-- ``audit_lines(lines, path, settings, *, continuation=False, pins=None, fast=True) -> PartialReport``:
-  the partial of an iterable of lines (bytes, line ends optional) of the file ``path``;
-- ``audit_file(path, settings, *, start=0, stop=None, pins=None, fast=True) -> PartialReport``: the
-  partial of bytes ``start`` to ``stop`` of a plain file (cut at line starts; gzip only whole);
-- ``PartialReport(settings, pins=None, fast=True)`` with ``start_file(path, continuation=, unit=)``,
-  ``add_lines(lines)``, ``add_blank(count)``, ``add_values(values)`` (already decoded: str, None,
-  INVALID, UNPARSEABLE, BLANK; ``unit="row"`` for tables, shown as ``path:row N``), ``add_overlong()``
-  and ``add_error(message)``: for engines that read on their own;
+- ``audit_lines(lines, path, settings, *, continuation=False, fast=True) -> PartialReport``: the partial
+  of an iterable of lines (bytes, line ends optional) of the file ``path``;
+- ``audit_file(path, settings, *, start=0, stop=None, fast=True) -> PartialReport``: the partial of
+  bytes ``start`` to ``stop`` of a plain file (cut at line starts; gzip only whole);
+- ``PartialReport(settings, fast=True)`` with ``start_file(path, continuation=, unit=)``,
+  ``add_lines(lines)``, ``add_blank(count)``, ``add_columns(columns)`` (already decoded, one list per
+  path of ``settings.paths``: str, None, ABSENT, any other value, or a line's UNPARSEABLE or BLANK;
+  ``unit="row"`` for tables, shown as ``path:row N``), ``add_overlong()`` and ``add_error(message)``;
 - ``merge(partials)`` (in input order) or ``first.merge(later)``: associative, and neither input changes.
   A part with ``continuation=True`` continues the previous partial's last file: its line numbers are
   shifted by that file's line count so far, so every ``path:line`` stays physical;
-- ``partial.to_json()`` and ``PartialReport.from_json(data)``: the partial as JSON, checked field by
-  field when read;
-- ``partial.exact``: False when some part overflowed a distinct-value cap (``DISTINCT_LIMIT`` values of
-  a category), so the merge cannot know how often it saw a value an earlier part kept; then audit every
-  part again with ``pins=merged.pins()`` (a ``Pins``, also ``to_json``/``from_json``) and merge again;
-- ``partial.report() -> Report``: identical to the one-pass report of the same input.
+- ``partial.report() -> Report``: identical to the one-pass report of the same input, however it was cut.
 
-Running it from another engine (any map over chunks, then a reduce on the driver)::
+A partial crosses processes pickled, between this audit's own processes: never unpickle one from a
+source you do not trust.
 
-    >>> import json
-    >>> from failure_kinds.audit import PartialReport, audit_lines, merge, settings_for
+    >>> from failure_kinds.audit import audit_lines, merge, settings_for
     >>> settings = settings_for("failure_kind")
     >>> chunks = [[b'{"failure_kind": "cancelled"}', b"oops"], [b"", b'{"failure_kind": "judge_faild"}']]
-    >>> def task(index: int) -> str:  # runs on a worker; the partial travels as JSON
-    ...     partial = audit_lines(chunks[index], "day1.jsonl", settings, continuation=index > 0)
-    ...     return json.dumps(partial.to_json())
-    >>> merged = merge(PartialReport.from_json(json.loads(task(index))) for index in range(2))
-    >>> assert merged.exact  # else: run the tasks again with pins=merged.pins() and merge again
-    >>> report = merged.report()
+    >>> parts = [audit_lines(chunk, "day1.jsonl", settings, continuation=n > 0)
+    ...          for n, chunk in enumerate(chunks)]
+    >>> report = merge(parts).report()
     >>> [(row.value, row.count, row.first_seen) for row in report.kinds]
     [('cancelled', 1, 'day1.jsonl:1'), ('judge_faild', 1, 'day1.jsonl:4')]
     >>> report.first_unparseable
@@ -52,24 +43,27 @@ Running it from another engine (any map over chunks, then a reduce on the driver
 
 from __future__ import annotations
 
+from failure_kinds._streams import describe_read_error
+
 from .engine import audit
-from .errors import AuditError, describe_read_error
 from .partial import PartialReport, merge
-from .render import FileReport, KindRow, Report, render_json, render_text
+from .render import render_json, render_text
+from .report import FileReport, KindRow, Report, StageRow
 from .settings import (
     DISTINCT_LIMIT,
     LINE_BYTES,
     VALUE_CHARS,
+    AuditError,
     AuditSettings,
-    Pins,
     category_of,
     merged_aliases,
     settings_for,
 )
-from .sources import BLANK, INVALID, UNPARSEABLE, Source, expand_inputs, fast_available
-from .tasks import audit_file, audit_lines
+from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, fast_available
+from .tasks import Source, audit_file, audit_lines, expand_inputs
 
 __all__ = [
+    "ABSENT",
     "BLANK",
     "DISTINCT_LIMIT",
     "INVALID",
@@ -81,9 +75,9 @@ __all__ = [
     "FileReport",
     "KindRow",
     "PartialReport",
-    "Pins",
     "Report",
     "Source",
+    "StageRow",
     "audit",
     "audit_file",
     "audit_lines",

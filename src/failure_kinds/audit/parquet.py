@@ -6,21 +6,19 @@ categories are the JSON Lines ones, row by row: a string is a kind, null (or a f
 have, or a path through a column that is not a struct) is without a kind, any other type is invalid. Row
 numbers (from 1) take the place of line numbers: ``path:row N``. A file that cannot be opened or decoded
 is named with its error, after the rows read before the break are counted.
-
-Counting works on Arrow's own tallies (dictionary encoding and value counts per batch), so no Python
-object is made per row; a batch holds at most BATCH_ROWS rows of the one column.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections import Counter, deque
 
+import failure_kinds
+from failure_kinds import FailureKindsError
 from failure_kinds._display import escaped
+from failure_kinds._streams import describe_read_error
 
-from .errors import describe_read_error
-from .partial import PartialReport
-from .sources import INVALID, UNPARSEABLE
+from .partial import PROBED, PartialReport
+from .sources import ABSENT, INVALID, UNPARSEABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +27,9 @@ if TYPE_CHECKING:
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
+# At most this many string columns, this many structs deep, are looked at for a field the schema lacks.
+_CANDIDATES: Final = 64
+_PROBE_DEPTH: Final = 8
 # A task reads runs of whole row groups of about this many rows.
 TASK_ROWS: Final = 8_000_000
 # Without pyarrow a Parquet file is an input that cannot be read, named with this, like any other: the
@@ -84,72 +85,66 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
         groups = list(range(start, last))
         if not groups:
             return  # no rows (iter_batches would read every group when given none)
-        segments = partial.settings.field.split(".")
-        leaves = _field_leaves(pa, file, segments)
-        if leaves is None:
-            # No such field in the schema, or the path runs through a non-struct: no row has a kind.
+        paths = [name.split(".") for name in partial.settings.paths]
+        found = [_locate(pa, file, segments) for segments in paths]
+        if start == 0:
+            _note_kinds_at(pa, compute, partial, file, groups[0])
+        leaves = sorted({leaf for located in found for leaf in located[0]})
+        if not leaves:  # no path in the schema: every row lacks them all
             rows = sum(int(file.metadata.row_group(group).num_rows) for group in groups)
             for offset in range(0, rows, BATCH_ROWS):
-                partial.add_values([None] * min(BATCH_ROWS, rows - offset))
+                partial.add_columns([[ABSENT] * min(BATCH_ROWS, rows - offset) for _ in paths])
             return
-        top: Any = file.schema_arrow.field(segments[0]).type
         # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
-        # ("nested data conversions not implemented for chunked array outputs"): such a column is read
-        # a row group at a time.
-        runs = [[group] for group in groups] if pa.types.is_nested(top) else [groups]
-        for run in runs:
+        # ("nested data conversions not implemented for chunked array outputs"): such columns are read a
+        # row group at a time.
+        tops = {segments[0] for segments, (leaves, _) in zip(paths, found, strict=True) if leaves}
+        nested = any(pa.types.is_nested(file.schema_arrow.field(top).type) for top in tops)
+        for run in [[group] for group in groups] if nested else [groups]:
             for batch in file.reader.iter_batches(BATCH_ROWS, row_groups=run, column_indices=leaves):
-                if not batch.num_rows:
-                    continue
-                values: Any = batch.column(0)
-                for segment in segments[1:]:
-                    values = compute.struct_field(values, segment)
-                partial.add_values(rows_in_order(*_tally(pa, compute, values)))
+                if batch.num_rows:
+                    partial.add_columns(_columns(pa, compute, batch, paths, found))
     except _AmbiguousColumn as error:
         partial.add_error(f"not auditable: {escaped(str(error))}")
     except Exception as error:  # pyarrow raises OSError, ArrowInvalid (ValueError) and others alike
         partial.add_error(_describe(error))
 
 
-def schema_fields(
-    path: str, segments: list[str], limit: int, chars: int
-) -> tuple[bool, list[str], int, str | None] | None:
-    """Whether the schema of ``path`` has the field ``segments`` (so every row has it, null or not), the
-    dotted struct paths of the schema (at most ``limit``, of at most ``chars`` characters, names with a
-    dot left out: no field can spell them), its rows, and the first name left out for its dot; None when
-    the footer cannot be read, or without pyarrow."""
-    try:
-        pa, _, parquet = arrow()
-        file: Any = parquet.ParquetFile(path)
-        try:
-            present = _field_leaves(pa, file, segments) is not None
-        except _AmbiguousColumn:
-            present = True  # the file is named with that error: nothing more to say of the field
-        paths: list[str] = []
-        dotted: str | None = None
-        pending: list[tuple[str, Any]] = [("", file.schema_arrow)]
-        while pending and len(paths) < limit:
-            prefix, fields = pending.pop(0)
-            for field in fields:  # a schema's or a struct's
-                name: str = field.name
-                if "." in name or not name or len(paths) >= limit or len(prefix) + len(name) > chars:
-                    dotted = dotted if dotted is not None or "." not in name else name
-                    continue
-                paths.append(prefix + name)
-                if pa.types.is_struct(field.type):
-                    pending.append((f"{prefix}{name}.", field.type))
-        return present, paths, int(file.metadata.num_rows), dotted
-    except Exception:  # the audit itself reports why the file cannot be read
-        return None
+def _columns(
+    pa: Any, compute: Any, batch: Any, paths: list[list[str]], found: list[tuple[list[int], int]]
+) -> list[list[object]]:
+    """The values of one batch at every path; a row with text that is not UTF-8 is unparseable, as such
+    a line is."""
+    rows: int = batch.num_rows
+    columns: list[list[object]] = []
+    for segments, (leaves, depth) in zip(paths, found, strict=True):
+        if not leaves:
+            columns.append([ABSENT] * rows)
+            continue
+        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+        for segment in segments[1:depth]:
+            values = compute.struct_field(values, [segment])
+        if depth < len(segments):  # the path stops at a value that is no object: null there is null
+            valid: list[bool] = values.is_valid().to_pylist()
+            columns.append([ABSENT if there else None for there in valid])
+        else:
+            columns.append(_values(pa, values))
+    broken = {index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE}
+    for index in broken:
+        for column in columns:
+            column[index] = UNPARSEABLE
+    return columns
 
 
-class _AmbiguousColumn(Exception):
+class _AmbiguousColumn(FailureKindsError):
     """The field names a column that occurs more than once: which one holds the kind cannot be told."""
 
 
-def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
-    """The Parquet leaf columns to read for the field ``segments`` (a batch of them holds one top-level
-    column, the first segment's), or None when no row can have the field.
+def _locate(pa: Any, file: Any, segments: list[str]) -> tuple[list[int], int]:
+    """The Parquet leaf columns to read for the path ``segments`` and how many of its segments the
+    schema has: all of them, fewer where the path runs into a column that is not a struct or lacks the
+    next name (a row is then null where that column is, else without the field), none when no row
+    can hold the path's first name.
 
     Leaves are chosen by position in the schema, never by their dotted names: a top-level column
     literally called ``r.failure_kind`` and the field ``failure_kind`` of a struct ``r`` share the name
@@ -159,30 +154,36 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
     fields: Any = schema
     # The leaves of the top-level columns before the field's, then of its siblings before it at each
     # level: Parquet numbers leaves depth first in schema order.
-    first = 0
+    first, depth = 0, 0
     field: Any = None
     for depth, segment in enumerate(segments):
         try:
             segment.encode("utf-8")
         except UnicodeEncodeError:
-            return None  # Parquet names are UTF-8: no column is called that
-        indexes: list[int] = fields.get_all_field_indices(segment)
-        if not indexes:
-            return None
+            indexes: list[int] = []  # Parquet names are UTF-8: no column is called that
+        else:
+            indexes = (
+                fields.get_all_field_indices(segment)
+                if field is None or pa.types.is_struct(field.type)
+                else []
+            )
         if len(indexes) > 1:
             # A JSON object with a repeated key keeps the last value; Parquet columns have no order of
             # writing to go by, so the file is named rather than guessed at.
             name = ".".join(segments[: depth + 1])
             raise _AmbiguousColumn(f"the column {name!r} occurs {len(indexes)} times")
+        if not indexes:
+            break
         first += sum(_leaf_count(pa, fields.field(index).type) for index in range(indexes[0]))
         field = fields.field(indexes[0])
-        if depth + 1 < len(segments):
-            if not pa.types.is_struct(field.type):
-                return None
-            fields = field.type
+        fields = field.type
+    else:
+        depth = len(segments)
+    if field is None:
+        return [], 0
     leaves = list(range(first, first + _leaf_count(pa, field.type)))
     parquet_schema: Any = file.schema
-    dotted = ".".join(segments)
+    dotted = ".".join(segments[:depth])
     total = sum(_leaf_count(pa, top.type) for top in schema)
     if total != len(parquet_schema) or not all(
         f"{parquet_schema.column(leaf).path}.".startswith(f"{dotted}.") for leaf in leaves
@@ -190,7 +191,7 @@ def _field_leaves(pa: Any, file: Any, segments: list[str]) -> list[int] | None:
         # A type whose leaves are counted otherwise than here: the names still say which leaves they are
         # when they are not ambiguous.
         raise _AmbiguousColumn(f"the leaf columns of {dotted!r} cannot be told apart from the schema")
-    return leaves
+    return leaves, depth
 
 
 def _leaf_count(pa: Any, kind: Any) -> int:
@@ -208,103 +209,69 @@ def _leaf_count(pa: Any, kind: Any) -> int:
     return 1 if storage is None else _leaf_count(pa, storage)
 
 
-def _tally(pa: Any, compute: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
-    """Counts per value in one batch (str, None, INVALID, UNPARSEABLE) and the row where each first
-    occurs, from Arrow kernels alone: an Arrow scalar made from a Python value (as ``compute.index``
-    makes one) imports pandas."""
-    kind: Any = values.type
-    rows: int = len(values)
-    nulls: int = values.null_count
-    if pa.types.is_null(kind) or nulls == rows:
-        return {None: rows}, {None: 0}
-    firsts: dict[object, int] = {}
-    if nulls:
-        firsts[None] = _first_true(compute, compute.is_null(values))
-    if pa.types.is_dictionary(kind) and _is_text(pa, kind.value_type):
-        values = values.dictionary_decode()  # its codes are in no useful order; ours will be
-        kind = values.type
-    if not _is_text(pa, kind):
-        counts: dict[object, int] = {INVALID: rows - nulls}
-        if nulls:
-            counts[None] = nulls
-        firsts[INVALID] = _first_true(compute, compute.is_valid(values))
-        return counts, firsts
-    encoded: Any = compute.dictionary_encode(values)
-    indices: Any = encoded.indices
-    try:
-        words: list[str] = encoded.dictionary.to_pylist()
-    except Exception:  # text that is not UTF-8: decided row by row
-        return _row_by_row(pa, values)
-    tally: Any = compute.value_counts(indices)
-    codes: list[int | None] = tally.field(0).to_pylist()
-    numbers: list[int] = tally.field(1).to_pylist()
-    starts = _code_starts(pa, compute, indices)
-    counts = {}
-    for code, count in zip(codes, numbers, strict=True):
-        if code is None:
-            counts[None] = counts.get(None, 0) + count
-        else:
-            counts[words[code]] = count  # dictionary_encode's dictionary holds each value once
-            firsts[words[code]] = starts[code]
-    return counts, firsts
-
-
-def _first_true(compute: Any, mask: Any) -> int:
-    return int(compute.indices_nonzero(mask)[0].as_py())
-
-
-def _code_starts(pa: Any, compute: Any, indices: Any) -> list[int]:
-    """Where each code of a ``dictionary_encode`` first occurs, by code. The encoding numbers values in
-    the order they first appear, so code k first occurs where the running maximum of the codes (nulls
-    taken as -1) rises to k."""
-    minus_one_at_nulls = compute.negate(compute.cast(compute.is_null(indices), pa.int32()))
-    running: Any = compute.cumulative_max(compute.coalesce(indices, minus_one_at_nulls))
-    rises: list[int] = compute.indices_nonzero(compute.not_equal(running[1:], running[:-1])).to_pylist()
-    starts = [0] if running[0].as_py() >= 0 else []
-    starts.extend(position + 1 for position in rises)
-    return starts
-
-
-def _is_text(pa: Any, kind: Any) -> bool:
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
-
-
-def _row_by_row(pa: Any, values: Any) -> tuple[dict[object, int], dict[object, int]]:
-    raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
-    decoded: list[object] = []
-    for item in raw:
+def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, group: int) -> None:
+    """For each field the schema lacks, as for JSON Lines: the string columns (at most _CANDIDATES)
+    where the file's first PROBED rows hold a registered kind. Only the part that starts the file looks,
+    so every cut of it finds the same."""
+    part, settings = partial.files[-1], partial.settings
+    missing = [
+        n
+        for n, field in enumerate(settings.fields)
+        if _locate(pa, file, field.split("."))[1] < len(field.split("."))
+    ]
+    if not missing:
+        return
+    candidates: list[list[str]] = []
+    pending: list[tuple[list[str], Any]] = [([], file.schema_arrow)]
+    while pending and len(candidates) < _CANDIDATES:
+        prefix, fields = pending.pop(0)
+        for item in fields:
+            name: str = item.name
+            if pa.types.is_struct(item.type) and len(prefix) < _PROBE_DEPTH:
+                pending.append(([*prefix, name], item.type))
+            elif pa.types.is_string(item.type) and "." not in name and name:
+                candidates.append([*prefix, name])
+    found: list[str] = []
+    for segments in candidates[:_CANDIDATES]:
         try:
-            decoded.append(None if item is None else item.decode("utf-8"))
-        except UnicodeDecodeError:
-            decoded.append(UNPARSEABLE)
-    firsts: dict[object, int] = {}
-    for position, value in enumerate(decoded):
-        firsts.setdefault(value, position)
-    return dict(Counter(decoded)), firsts
+            leaves, depth = _locate(pa, file, segments)
+        except _AmbiguousColumn:
+            continue
+        batch: Any = next(file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None)
+        if batch is None or depth < len(segments):
+            continue
+        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+        for segment in segments[1:]:
+            values = compute.struct_field(values, [segment])
+        if any(value in failure_kinds.FAILURE_KINDS for value in values.slice(0, PROBED).to_pylist()):
+            found.append(".".join(segments))
+    for number in missing:
+        for path in found:
+            part.kinds_at[number].setdefault(path, 0)
 
 
-def rows_in_order(counts: dict[object, int], firsts: dict[object, int]) -> list[object]:
-    """The rows of a batch with these counts, in which each value first occurs where it did (``firsts``).
-    The audit needs nothing else of a batch, so the rest of each value's rows may come in any order after
-    its first: the gap before each next first occurrence is filled from the values already seen, built
-    with list repetition rather than one Python step per row."""
-    order = sorted(counts, key=firsts.__getitem__)
-    ends = [*(firsts[value] for value in order[1:]), sum(counts.values())]
-    remaining = {value: counts[value] - 1 for value in order}
-    available: deque[object] = deque()
-    result: list[object] = []
-    for value, end in zip(order, ends, strict=True):
-        result.append(value)
-        if remaining[value]:
-            available.append(value)
-        while len(result) < end:
-            head = available[0]
-            take = min(end - len(result), remaining[head])
-            result += [head] * take
-            remaining[head] -= take
-            if not remaining[head]:
-                available.popleft()
-    return result
+def _values(pa: Any, values: Any) -> list[object]:
+    """One batch of one path's column as the audit's values: str, None, INVALID or UNPARSEABLE."""
+    kind: Any = values.type
+    if pa.types.is_dictionary(kind):
+        values = values.dictionary_decode()
+        kind = values.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        try:
+            text: list[object] = values.to_pylist()
+            return text
+        except Exception:  # text that is not UTF-8: decided row by row
+            raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
+            return [_decoded(item) for item in raw]
+    valid: list[bool] = values.is_valid().to_pylist()
+    return [INVALID if there else None for there in valid]
+
+
+def _decoded(item: bytes | None) -> object:
+    try:
+        return None if item is None else item.decode("utf-8")
+    except UnicodeDecodeError:
+        return UNPARSEABLE
 
 
 def _describe(error: BaseException) -> str:

@@ -21,8 +21,9 @@ import threading
 from typing import cast
 
 from failure_kinds._signals import STOPPING
+from failure_kinds._streams import OUT_OF_MEMORY, describe_read_error
 
-from .errors import OUT_OF_MEMORY, AuditError, cannot_start, describe_read_error
+from .settings import AuditError
 from .tasks import OrderedMerge, batch_size, failed_batch, run_here, work
 
 TYPE_CHECKING = False
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     from .partial import PartialReport
     from .render import Progress
-    from .settings import AuditSettings, Pins
+    from .settings import AuditSettings
     from .tasks import Batch, Runner
 
 
@@ -52,25 +53,23 @@ def pool_runner(jobs: int, fast: bool) -> Runner:
         method = "forkserver"
     context = multiprocessing.get_context(method)
 
-    def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
-    ) -> PartialReport:
+    def run(batches: Sequence[Batch], settings: AuditSettings, meter: Progress) -> PartialReport:
         workers = worker_limit(jobs, len(batches))
         if context.get_start_method() == "fork":
             settings.category("")  # the older labels classifying a value may need: loaded once, shared
         if workers == 0 or not _room_for_pool(workers):
-            return run_here(batches, settings, pins, meter, fast)
+            return run_here(batches, settings, meter, fast)
         merge = OrderedMerge()
         folder = ""
         try:
             folder = tempfile.mkdtemp(prefix="failure-kinds-")
             lost = _run_pool(
-                batches, range(len(batches)), workers, context, (settings, pins, fast, folder), merge, meter
+                batches, range(len(batches)), workers, context, (settings, fast, folder), merge, meter
             )
             # A worker that died broke the pool and every batch it still held: each of those runs again
             # alone, so only the batch that kills its worker fails.
             for index in lost:
-                if _run_pool(batches, [index], 1, context, (settings, pins, fast, folder), merge, meter):
+                if _run_pool(batches, [index], 1, context, (settings, fast, folder), merge, meter):
                     merge.add(index, failed_batch(batches[index], settings, "a worker process died"))
             return merge.result(settings)
         except OSError as error:  # no descriptor or process left to start a worker
@@ -81,7 +80,7 @@ def pool_runner(jobs: int, fast: bool) -> Runner:
         finally:
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
-        return run_here(batches, settings, pins, meter, fast)  # out of the handler, which held memory
+        return run_here(batches, settings, meter, fast)  # out of the handler, which held memory
 
     return run
 
@@ -130,12 +129,12 @@ def _run_pool(
     indexes: Sequence[int],
     workers: int,
     context: BaseContext,
-    task: tuple[AuditSettings, Pins | None, bool, str],
+    task: tuple[AuditSettings, bool, str],
     merge: OrderedMerge,
     meter: Progress,
 ) -> list[int]:
     """Run the batches at ``indexes`` in a pool of ``workers`` and merge them; return those whose
-    worker died (in order). ``task``: the settings, pins, decoder choice and folder of ``_work_in_file``.
+    worker died (in order). ``task``: the settings, decoder choice and folder of ``_work_in_file``.
     On any error (no process or thread, a signal) the workers are killed first.
 
     A thread of the pool that dies (of MemoryError, or a thread it cannot start) would leave the futures
@@ -176,7 +175,7 @@ def _run_pool(
             error = ""
             try:
                 name, error = future.result()
-                partial = _read_partial(task[3], name) if name else None
+                partial = _read_partial(task[2], name) if name else None
             except BrokenProcessPool:
                 lost.append(index)
             except MemoryError:  # here: the batch sent, or its partial read back
@@ -201,15 +200,13 @@ def _run_pool(
     return sorted(lost)
 
 
-def _work_in_file(
-    batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, folder: str
-) -> tuple[str, str]:
+def _work_in_file(batch: Batch, settings: AuditSettings, fast: bool, folder: str) -> tuple[str, str]:
     """What a pool worker does with a batch: its partial pickled into a new file in ``folder``, and the
     file's name (and ""); or "" and why there is none. Either is a message one write delivers whole: the
     pool's manager thread reads a message once its first byte arrives, and would wait forever for the
     rest of one its worker died writing."""
     try:
-        partial = work(batch, settings, pins, fast)
+        partial = work(batch, settings, fast)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False) as file:
             pickle.dump(partial, file, pickle.HIGHEST_PROTOCOL)
         return os.path.basename(file.name), ""
@@ -268,3 +265,10 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def cannot_start(jobs: int, error: OSError) -> str:
+    return (
+        f"--jobs {jobs}: cannot start the worker processes ({describe_read_error(error)}); "
+        "give fewer jobs, or raise the limit (ulimit -n, ulimit -u)"
+    )

@@ -1,8 +1,8 @@
 """A Ray cluster: ``failure-kinds audit --ray [ADDRESS] PATH...`` (the ``ray`` extra).
 
 The same tasks as ``--jobs``, planned by the same functions, run through the same ``tasks.work`` as
-Ray tasks: a Ray Data dataset of pickled batches, mapped one per Ray batch to its pickled partial report,
-streamed back to this process and merged in input order. The report is identical to the local one.
+plain Ray tasks, one per batch; their partial reports come back to this process and are merged in input
+order. The report is identical to the local one.
 
 Paths are read where the tasks run. A local path must therefore be readable on every node (shared storage,
 or a one-node cluster); a URI (``s3://bucket/logs/``, ``gs://...``, ``file:///...``) is read through the
@@ -14,23 +14,25 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
-import pickle
 
 from failure_kinds._display import escaped, plain
+from failure_kinds._streams import Skipped
 
-from .errors import AuditError
 from .partial import PartialReport
-from .settings import AuditSettings, Pins
-from .sources import STDIN, WALKED, Identity, Skipped, expand_inputs, is_uri, is_walked, note_repeated
+from .settings import AuditError, AuditSettings
+from .sources import STDIN, WALKED, is_uri, is_walked
 from .tasks import (
     MIN_CHUNK_BYTES,
     STREAM,
+    Identity,
     LocalFiles,
     OrderedMerge,
     Task,
     audit_tasks,
     batch_size,
+    expand_inputs,
     local,
+    note_repeated,
     plan,
     plan_file,
     work,
@@ -127,13 +129,8 @@ def _probe(address: str) -> None:
 
 
 def _quiet() -> None:
-    """Ray Data's progress bars and INFO lines would mix with the report's stderr: the audit shows its
-    own progress line instead."""
-    import os
-
-    os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
-    for name in ("ray", "ray.data"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    """Ray's INFO lines would mix with the report's stderr: the audit shows its own progress line."""
+    logging.getLogger("ray").setLevel(logging.ERROR)
 
 
 def _plan_all(inputs: Sequence[str], notes: list[str], chunk_bytes: int) -> list[Task]:
@@ -187,7 +184,7 @@ def _plan_uri(uri: str, notes: list[str], chunk_bytes: int) -> list[Task]:
                     found.append(str(entry.path))
                 elif entry.type != fs.FileType.Directory:
                     skipped.add(scheme + str(entry.path))
-            skipped.note(notes)
+            skipped.note(notes, WALKED)
             if not found:
                 notes.append(f"{plain(uri)}: no {WALKED} files under this URI")
             files = [(scheme + name, name) for name in sorted(found)]
@@ -231,36 +228,22 @@ def remote_or_local(path: str) -> tuple[LocalFiles, str]:
     return _remote(path) if is_uri(path) else local(path)
 
 
-def _map_batches(
-    rows: dict[str, Any], settings: AuditSettings, pins: Pins | None, fast: bool
-) -> dict[str, Any]:
-    """The map over batches: each Ray batch holds one of ours (pickled), its row becomes its partial."""
-    partials: list[bytes] = []
-    for data in rows["batch"]:
-        batch: Batch = pickle.loads(bytes(data))  # made by this audit's driver
-        partials.append(pickle.dumps(work(batch, settings, pins, fast, remote_or_local)))
-    return {"index": rows["index"], "partial": partials}
-
-
 def _ray_runner(fast: bool) -> Runner:
-    def run(
-        batches: Sequence[Batch], settings: AuditSettings, pins: Pins | None, meter: Progress
-    ) -> PartialReport:
-        data: Any = importlib.import_module("ray.data")
-        logging.getLogger("ray.data").setLevel(logging.ERROR)  # Ray Data sets its own level on import
-        context: Any = data.DataContext.get_current()
-        context.enable_progress_bars = False
+    def run(batches: Sequence[Batch], settings: AuditSettings, meter: Progress) -> PartialReport:
+        """Each batch a plain Ray task running ``tasks.work``; the partials merged as they come back."""
+        ray: Any = importlib.import_module("ray")
         merge = OrderedMerge()
-        if not batches:
-            return merge.result(settings)
-        items = [{"index": index, "batch": pickle.dumps(batch)} for index, batch in enumerate(batches)]
-        dataset: Any = data.from_items(items, override_num_blocks=len(items))
-        options = {"settings": settings, "pins": pins, "fast": fast}
-        mapped: Any = dataset.map_batches(_map_batches, batch_size=1, num_cpus=1, fn_kwargs=options)
-        for row in mapped.iter_rows():
-            index = int(row["index"])
-            merge.add(index, pickle.loads(row["partial"]))  # from this audit's own tasks
-            meter.advance(batch_size(batches[index]))
+        task: Any = ray.remote(num_cpus=1)(work)
+        shared: Any = ray.put(settings)
+        pending: dict[Any, int] = {
+            task.remote(batch, shared, fast, remote_or_local): index for index, batch in enumerate(batches)
+        }
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for reference in done:
+                index = pending.pop(reference)
+                merge.add(index, ray.get(reference))  # a partial of this audit's own task
+                meter.advance(batch_size(batches[index]))
         return merge.result(settings)
 
     return run

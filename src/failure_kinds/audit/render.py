@@ -1,36 +1,23 @@
-"""The audit's report (totals, one row per kept value and one overflow row per capped category, the
-per-server totals, the files), its rows built from a partial's tallies, written as text for people and
-as JSON for tools; and the progress line on stderr, shown only on a terminal."""
+"""The audit's report written as text for people (one section per field) and as JSON for tools; and the
+progress line on stderr, shown only on a terminal."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import time
 import unicodedata
 
-import failure_kinds
 from failure_kinds._display import escaped, plain
 
-from .settings import (
-    ALIASED,
-    LEGACY,
-    NAMESPACED,
-    REGISTERED,
-    UNDECLARED,
-    UNREGISTERED,
-    cut_names,
-    shown_value,
-    spill,
-)
+from .report import INVALID_STAGE, OTHER_STAGE
+from .settings import LEGACY, MALFORMED, REGISTERED, UNREGISTERED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import IO, ClassVar, Final
 
-    from .settings import AuditSettings, Location, Tally
+    from .report import KindRow, Report, StageRow
 
 
 # A value is shown in the text table cut to this many characters (the JSON report keeps more).
@@ -87,9 +74,21 @@ def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
 
 _UNPARSEABLE: Final = "not UTF-8, not JSON, or not a JSON object"
 # What needs action, in this order, and what addresses it.
-_SECTIONS: Final = ("unregistered", "undeclared", "legacy", "aliased", "namespaced", "registered")
+_SECTIONS: Final = (
+    "malformed",
+    "unregistered",
+    "undeclared",
+    "legacy",
+    "aliased",
+    "namespaced",
+    "registered",
+)
 _STRICT: Final = "; --strict fails on them"
 _ACTIONS: Final = {
+    "malformed": (
+        "value",
+        " with a colon that are no <server>:<kind> in lower case: fix the producers" + _STRICT,
+    ),
     "unregistered": (
         "value",
         " not in the vocabulary: fix the producers (failure-kinds lint finds them in code), "
@@ -118,6 +117,11 @@ def _actions(report: Report, number_width: int) -> list[str]:
         if rows := [row for row in report.kinds if row.category == category]:
             distinct = sum(1 for row in rows if row.value is not None)
             found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
+    stages = [row for row in report.stages if row.category in (UNREGISTERED, LEGACY)]
+    if stages:
+        what = " that no FailureStage names (the stages below say what each meant)" + _STRICT
+        distinct = sum(1 for row in stages if row.value is not None)
+        found.append(("stage", sum(row.count for row in stages), plural(distinct, "stage") + what))
     overlong = ""
     if report.first_overlong is not None:
         longer, where = plural(report.overlong, "line"), shown_location(report.first_overlong)
@@ -138,13 +142,18 @@ def _actions(report: Report, number_width: int) -> list[str]:
 
 
 def render_text(report: Report, bar_character: str = "#") -> str:
+    """The report as text: one section per field, in the order the fields were given."""
+    return "\n".join(_field_text(one, bar_character) for one in (report, *report.also))
+
+
+def _field_text(report: Report, bar_character: str) -> str:
     lines = [*_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2), ""]
     number_width = max(len(f"{report.records:,}"), 5)
     lines += _actions(report, number_width)
     for label, count, note in (
         ("records", report.records, ""),
         ("with a kind", report.with_kind, ""),
-        ("without a kind", report.without_kind, "field absent or null"),
+        ("without a kind", report.without_kind, f"field absent {report.absent:,}, null {report.null:,}"),
         ("invalid", report.invalid, "field holds a number, bool, object or list"),
         ("unparseable", report.unparseable, _UNPARSEABLE),
     ):
@@ -184,12 +193,29 @@ def render_text(report: Report, bar_character: str = "#") -> str:
             extras.extend(_row_notes(row))
             if category in _ACTIONS:
                 extras.append(f"first seen {shown_location(row.first_seen)}")
+            if report.stages or any(stage is not None for stage, _ in row.by_stage):
+                extras.append(
+                    "stages: " + ", ".join(f"{_stage_name(stage)} {count:,}" for stage, count in row.by_stage)
+                )
             lines += row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
             servers = [f"{_shown_value(server)} {count:,}" for server, count in report.namespaces.items()]
             if report.namespaces_overflow:
                 servers.append(f"(other servers) {report.namespaces_overflow:,}")
             lines += _wrapped(f"  by server: {', '.join(servers)}", 4)
+
+    if report.stages:
+        staged = sum(row.count for row in report.stages)
+        lines += ["", f"stages at {report.stage!r}: {plural(staged, 'record')} with a stage"]
+        labels = [_stage_label(row) for row in report.stages]
+        label_width = max(14, *map(columns, labels))
+        for label, stage in zip(labels, report.stages, strict=True):
+            notes = _stage_notes(stage)
+            if stage.category not in (REGISTERED, "invalid"):
+                notes.append(f"first seen {shown_location(stage.first_seen)}")
+            padded = label + " " * (label_width - columns(label))
+            line = f"  {padded}  {stage.count:>{number_width},}  {stage.category:<12}"
+            lines += _with_notes(line, "  ".join(notes))
 
     # Only the kinds whose count the regrouping changes: the others are in the registered rows above.
     registered = {row.canonical: row.count for row in rows if row.category == "registered"}
@@ -220,7 +246,10 @@ def render_text(report: Report, bar_character: str = "#") -> str:
         shown_paths = [plain(file.path) for file in listed]
         path_width = max(map(columns, shown_paths))
         for path, file in zip(shown_paths, listed, strict=True):
-            records = plural(file.records, "record")
+            records = f"{plural(file.records, 'record')}, {file.with_kind:,} with a kind"
+            if file.kinds_at:
+                at = ", ".join(plain(path) for path in file.kinds_at)
+                records += f"; none has the field, registered kinds at {at}"
             line = f"  {path}{' ' * (path_width - columns(path))}  {records}"
             if columns(line) > COLUMNS:  # a long name: no column
                 line = f"  {path}  {records}"
@@ -240,6 +269,26 @@ def render_text(report: Report, bar_character: str = "#") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stage_name(stage: str | None) -> str:
+    return (
+        "(none)" if stage is None else stage if stage in (INVALID_STAGE, OTHER_STAGE) else _shown_value(stage)
+    )
+
+
+def _stage_label(row: StageRow) -> str:
+    if row.value is not None:
+        return _shown_value(row.value)
+    return "(not a string)" if row.category == "invalid" else f"(other {row.category} stages)"
+
+
+def _stage_notes(row: StageRow) -> list[str]:
+    if row.category == LEGACY:
+        return [f"-> {row.replacement}" if row.replacement else "no single replacement"]
+    if row.category == UNREGISTERED and row.suggestion:
+        return [f"did you mean {row.suggestion!r}?"]
+    return []
+
+
 def _row_notes(row: KindRow) -> list[str]:
     """What the table says beside a row of an alias, an older label or a deprecated kind."""
     if row.value is None:
@@ -254,6 +303,9 @@ def _row_notes(row: KindRow) -> list[str]:
         return [f"no single replacement: {row.note}" if row.note else "no single replacement"]
     if row.category == "registered" and row.replacement is not None:
         return [f"deprecated: use {row.replacement!r}"]
+    if row.category == MALFORMED:
+        expected = "expected <server>:<kind> in lower case"
+        return [f"malformed ({expected})" + (f", did you mean {row.suggestion!r}?" if row.suggestion else "")]
     if row.category in ("unregistered", "undeclared") and row.suggestion:
         return [f"did you mean {row.suggestion!r}?"]
     return []
@@ -271,7 +323,10 @@ def _shown_value(value: str) -> str:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2) + "\n"
+    """The report as JSON: one field's report, or with several, ``{"fields": [report, ...]}``."""
+    if not report.also:
+        return json.dumps(report.to_json(), indent=2) + "\n"
+    return json.dumps({"fields": [one.to_json() for one in (report, *report.also)]}, indent=2) + "\n"
 
 
 class Progress:
@@ -321,199 +376,3 @@ def _size(count: int) -> str:
         if count >= scale:
             return f"{count / scale:,.1f} {unit}" if count < 10 * scale else f"{count / scale:,.0f} {unit}"
     return f"{count} B"
-
-
-@dataclasses.dataclass
-class KindRow:
-    """One distinct value found at the field, or (value None) the overflow row of a category."""
-
-    value: str | None
-    """The value, cut to the audit's value cut (see ``length``); None for an overflow row."""
-    count: int
-    category: str
-    first_seen: str
-    length: int = 0
-    """The value's full length in characters (0 for an overflow row)."""
-    suggestion: str | None = None
-    """For an unregistered or undeclared value: the name it most likely meant."""
-    canonical: str | None = None
-    """The registered kind the value counts as: itself when registered, an alias's kind, an older label's
-    replacement; None when it counts as none."""
-    replacement: str | None = None
-    """For an older label (legacy, or aliased by the user): the kind the vocabulary says replaced it, None
-    when no single one did; for a deprecated registered kind: the kind to write instead."""
-    note: str | None = None
-    """For an older label: the vocabulary's one line on it (why it has no single replacement, say)."""
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "value": self.value,
-            "length": self.length,
-            "count": self.count,
-            "category": self.category,
-            "suggestion": self.suggestion,
-            "canonical": self.canonical,
-            "replacement": self.replacement,
-            "note": self.note,
-            "first_seen": self.first_seen,
-        }
-
-
-@dataclasses.dataclass
-class FileReport:
-    """What one input gave: its records, and the error that stopped reading it, if any."""
-
-    path: str
-    records: int = 0
-    error: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass
-class Report:
-    """What an audit found. ``records == with_kind + without_kind + invalid + unparseable``; the rows
-    of a category (its overflow row included) add up to its records; the per-server totals (plus
-    ``namespaces_overflow``) add up to the namespaced and undeclared records."""
-
-    field: str
-    records: int = 0
-    with_kind: int = 0
-    without_kind: int = 0
-    invalid: int = 0
-    unparseable: int = 0
-    first_invalid: str | None = None
-    first_unparseable: str | None = None
-    overlong: int = 0
-    """Lines longer than the line cap, among the unparseable ones."""
-    first_overlong: str | None = None
-    kinds: list[KindRow] = dataclasses.field(default_factory=list[KindRow])
-    namespaces: dict[str, int] = dataclasses.field(default_factory=dict[str, int])
-    namespaces_overflow: int = 0
-    """Records of servers past the distinct cap, counted together."""
-    files: list[FileReport] = dataclasses.field(default_factory=list[FileReport])
-    notes: list[str] = dataclasses.field(default_factory=list[str])
-    """Remarks for stderr, such as a directory without any input file in it."""
-    field_missing: bool = False
-    """No record has the field at all (neither a value nor null there), as far as the records looked at
-    show (see ``fields``): the audit checked nothing, and ``--strict`` fails."""
-    field_suggestion: str | None = None
-    """Then the field the records have that is most like it, or None."""
-
-    @property
-    def failed_files(self) -> list[FileReport]:
-        return [file for file in self.files if file.error is not None]
-
-    @property
-    def unregistered(self) -> list[KindRow]:
-        return [row for row in self.kinds if row.category == UNREGISTERED]
-
-    @property
-    def undeclared(self) -> list[KindRow]:
-        return [row for row in self.kinds if row.category == UNDECLARED]
-
-    @property
-    def legacy(self) -> list[KindRow]:
-        """Rows of older labels that no alias maps: each fails ``--strict``, replacement or not."""
-        return [row for row in self.kinds if row.category == LEGACY]
-
-    def canonical_totals(self) -> dict[str, int]:
-        """Records per registered kind once aliased labels and older labels with a replacement are
-        counted with the kind they stand for."""
-        totals: dict[str, int] = {}
-        for row in self.kinds:
-            if row.canonical is not None:
-                totals[row.canonical] = totals.get(row.canonical, 0) + row.count
-        return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
-
-    @property
-    def not_seen(self) -> list[str]:
-        """The registered kinds no record counts as (under its own name, an alias or an older label)."""
-        seen = self.canonical_totals()
-        return sorted(kind for kind in failure_kinds.FAILURE_KINDS if kind not in seen)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "field": self.field,
-            "field_missing": self.field_missing,
-            "field_suggestion": self.field_suggestion,
-            "records": self.records,
-            "with_kind": self.with_kind,
-            "without_kind": self.without_kind,
-            "invalid": self.invalid,
-            "unparseable": self.unparseable,
-            "first_invalid": self.first_invalid,
-            "first_unparseable": self.first_unparseable,
-            "overlong": self.overlong,
-            "first_overlong": self.first_overlong,
-            "kinds": [row.to_json() for row in self.kinds],
-            "namespaces": self.namespaces,
-            "namespaces_overflow": self.namespaces_overflow,
-            "canonical": self.canonical_totals(),
-            "not_seen": self.not_seen,
-            "files": [file.to_json() for file in self.files],
-        }
-
-
-CATEGORY_ORDER = [UNREGISTERED, NAMESPACED, UNDECLARED]
-
-
-def kind_rows(
-    values: Tally, settings: AuditSettings, location: Callable[[Location], str | None]
-) -> list[KindRow]:
-    """The report's rows of a tally: one per kept value, by count, then one overflow row per category."""
-    from failure_kinds._suggest import suggest_any
-    from failure_kinds.history import older_label
-
-    overflow: dict[str, tuple[int, Location]] = dict(values.overflow)
-    limit, cut = settings.value_chars, cut_names(settings)
-
-    def name_of(key: str) -> str | None:  # a kept key longer than the cut is some name's cut key
-        return key if len(key) <= limit else cut.get(key, (None, None))[0]
-
-    rows: list[KindRow] = []
-    for key, count in values.counts.items():
-        category, first = values.categories[key], values.first[key]
-        if key in values.extras:  # counted exactly for a merge, but past the cap: an overflow record
-            spill(overflow, category, count, first)
-            continue
-        value, length = shown_value(key, limit)
-        row = KindRow(value, count, category, location(first) or "", length)
-        if category == REGISTERED:
-            row.canonical = name_of(key)
-            if row.canonical in failure_kinds.FAILURE_KINDS:  # deprecated: the kind to write instead
-                successor = failure_kinds.FailureKind(row.canonical).replaced_by
-                row.replacement = None if successor is None else successor.value
-        elif category in (ALIASED, LEGACY):
-            name = name_of(key)
-            older = older_label(name)
-            if older is not None:
-                row.replacement, row.note = older.replacement, older.note
-            if category == ALIASED:
-                row.canonical = None if name is None else settings.aliases.get(name)
-            elif older is not None:  # an older label without an alias counts as its replacement
-                row.canonical = older.replacement
-        elif category == UNDECLARED:
-            row.suggestion = suggest_any(value, settings.namespaces)
-        elif category == UNREGISTERED:
-            row.suggestion = failure_kinds.suggest(value)
-        rows.append(row)
-    rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
-    for category in sorted(overflow, key=CATEGORY_ORDER.index):
-        count, first = overflow[category]
-        rows.append(KindRow(None, count, category, location(first) or ""))
-    return rows
-
-
-def server_totals(servers: Tally, value_chars: int) -> tuple[dict[str, int], int]:
-    """The per-server totals of a tally, by count, and the records of servers past the cap."""
-    namespaces: dict[str, int] = {}
-    namespaces_overflow = sum(count for count, _ in servers.overflow.values())
-    for server, count in servers.counts.items():
-        if server in servers.extras:
-            namespaces_overflow += count
-        else:
-            shown = shown_value(server, value_chars)[0]
-            namespaces[shown] = namespaces.get(shown, 0) + count
-    return dict(sorted(namespaces.items(), key=lambda item: (-item[1], item[0]))), namespaces_overflow

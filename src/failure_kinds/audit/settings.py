@@ -9,26 +9,30 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-import re
-import stat
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 import failure_kinds
+from failure_kinds import FailureKindsError
 from failure_kinds._display import plain, shown
-from failure_kinds._runtime import category as vocabulary_category
+from failure_kinds._runtime import classify
+from failure_kinds._streams import describe_read_error, read_regular
 
-from .errors import AuditError, describe_read_error
+from .sources import OTHER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from typing import Final
 
 
+class AuditError(FailureKindsError):
+    """A problem with the audit's own arguments (not with the data): a usage error."""
+
+
 # At most this many distinct values of each capped category get a row of their own; the rest are counted
-# together in one overflow row per category. The same cap bounds the servers in the per-server totals.
+# together in one overflow row per category. The same cap bounds the servers and the stages.
 DISTINCT_LIMIT: Final = 10_000
 # A value longer than this many characters is kept cut to it, with its full length and a digest, so a kept
 # value costs at most about 4 * VALUE_CHARS bytes however long the value is.
@@ -42,18 +46,27 @@ UNDECLARED: Final = "undeclared"
 ALIASED: Final = "aliased"
 LEGACY: Final = "legacy"  # an older label (failure_kinds.history): bounded by that table, so never capped
 UNREGISTERED: Final = "unregistered"
-CAPPED: Final = frozenset({NAMESPACED, UNDECLARED, UNREGISTERED})
+MALFORMED: Final = "malformed"  # has a colon, but is no <server>:<kind> in lower case
+CAPPED: Final = frozenset({NAMESPACED, UNDECLARED, UNREGISTERED, MALFORMED})
 SERVER: Final = "server"  # the one category of the per-server totals
-# What follows the NUL of a cut key (see shorten): the full length and a 24-digit digest.
-_CUT_TAIL: Final = re.compile(r"([1-9][0-9]{0,18}):[0-9a-f]{24}")
+STAGE_CAPPED: Final = frozenset({UNREGISTERED})
 
 
 def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = None) -> str:
-    """registered, namespaced, undeclared, legacy or unregistered: what the vocabulary says of ``name``
-    (no aliases). ``undeclared`` only with ``namespaces`` (server -> declared kinds): a namespaced value
-    whose server is declared there but whose kind is not. ``legacy``: a label of the older registry that
-    is not a current kind (see ``failure_kinds.history``), with a replacement or without."""
-    return vocabulary_category(name, namespaces or {})
+    """registered, namespaced, undeclared, legacy, malformed or unregistered: what the vocabulary says of
+    ``name`` (no aliases), as ``check`` and the lint say it (see ``_runtime.classify``)."""
+    return classify(name, namespaces or {})
+
+
+def stage_category(name: str) -> str:
+    """registered (a ``FailureStage``), legacy (an older stage label, see ``history.OLDER_STAGES``) or
+    unregistered."""
+    from failure_kinds._stages import Stage
+    from failure_kinds.history import OLDER_STAGES
+
+    if name in Stage.__members__.values():
+        return REGISTERED
+    return LEGACY if name in OLDER_STAGES else UNREGISTERED
 
 
 def shorten(value: str, limit: int) -> str:
@@ -74,14 +87,22 @@ def shown_value(key: str, limit: int) -> tuple[str, int]:
     return key[:limit], int(key[limit + 1 :].partition(":")[0])
 
 
+def stage_path_of(field: str) -> str:
+    """Where the stage of the kind at ``field`` is read by default: the key ``stage`` beside it."""
+    parent, dot, _ = field.rpartition(".")
+    return f"{parent}{dot}stage"
+
+
 @dataclass(frozen=True)
 class AuditSettings:
     """What decides the counts. Partials merge only when their settings are equal. Build them checked
     with ``settings_for``; the constructor only normalises (it is what a worker uses on settings the
     driver already checked)."""
 
-    field: str = "failure_kind"
-    """The dotted path of the kind in each object."""
+    fields: tuple[str, ...] = ("failure_kind",)
+    """The dotted paths of the kind fields, in the order their reports come."""
+    stages: tuple[str, ...] = ("stage",)
+    """The dotted path of each field's stage."""
     aliases: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     """Label -> the registered kind it stands for, given by the user; for an older label it overrides the
     replacement the vocabulary knows."""
@@ -93,60 +114,30 @@ class AuditSettings:
 
     def __post_init__(self) -> None:
         # Copies, so a caller's later change to its own dicts cannot change settings already in use.
+        object.__setattr__(self, "fields", tuple(self.fields))
+        object.__setattr__(self, "stages", tuple(self.stages))
         object.__setattr__(self, "aliases", dict(self.aliases))
         namespaces = {server: tuple(kinds) for server, kinds in self.namespaces.items()}
         object.__setattr__(self, "namespaces", namespaces)
 
     def __hash__(self) -> int:
-        return hash((self.field, self.distinct_limit, self.value_chars, self.line_bytes))
+        return hash((self.fields, self.stages, self.distinct_limit, self.value_chars, self.line_bytes))
+
+    @property
+    def paths(self) -> list[str]:
+        """Every path a record is read at, each once: the fields, then the stages not already among them."""
+        return list(dict.fromkeys((*self.fields, *self.stages)))
 
     def category(self, value: str) -> str:
         return ALIASED if value in self.aliases else category_of(value, self.namespaces)
 
-    def to_json(self) -> dict[str, object]:
-        namespaces = {server: list(kinds) for server, kinds in self.namespaces.items()}
-        return {**dataclasses.asdict(self), "namespaces": namespaces}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> AuditSettings:
-        """The settings of JSON that ``partial.check_partial`` checked."""
-        fields = [data[field.name] for field in dataclasses.fields(cls)]
-        return cls(*fields)  # type: ignore[arg-type]
-
-
-def key_problem(settings: AuditSettings, key: str, category: str, server: bool) -> tuple[int, str] | None:
-    """Why a kept ``key`` (of the per-server totals when ``server``) cannot be of ``category`` under
-    ``settings``: (0, why) for the key, (2, why) for its category; None: it can. A cut key keeps too
-    little of its value to say its category, except that a registered kind, an older label or an alias
-    cut the same way has the same key (an alias over an older label wins)."""
-    limit = settings.value_chars
-    tail = _CUT_TAIL.fullmatch(key, limit + 1) if len(key) > limit else None
-    if len(key) > limit and (key[limit] != "\x00" or tail is None or int(tail[1]) <= limit):
-        return 0, f"longer than {limit} characters, but not a cut value's key"
-    if server or category not in (REGISTERED, NAMESPACED, UNDECLARED, ALIASED, LEGACY, UNREGISTERED):
-        expected = SERVER if server else "a category"
-        return None if category == SERVER and server else (2, f"{shown(category, 80)} is not {expected}")
-    if len(key) <= limit:
-        expected = settings.category(key)
-        return None if category == expected else (2, f"{shown(key, 80)} is {expected}, not {category}")
-    named = cut_names(settings).get(key, (None, None))[1]
-    if named is not None and category != named:
-        return 2, f"the key of a cut value is {named}, not {category}"
-    if named is None and category in (REGISTERED, LEGACY, ALIASED):
-        what = "older label" if category == LEGACY else f"{category} kind"
-        return 2, f"a cut value that is no {what} is counted as one"
-    return None
-
-
-def _cut_names(settings: AuditSettings) -> dict[str, tuple[str, str]]:
-    """The cut key (see ``shorten``) of every registered kind, older label and alias -> the name and its
-    category (an alias over an older label): the only cut keys those categories can hold."""
+def _cut_names(settings: AuditSettings) -> dict[str, str]:
+    """The cut key (see ``shorten``) of every registered kind, older label and alias -> the name."""
     from failure_kinds.history import OLDER_LABELS
 
-    cut = {shorten(name, settings.value_chars): (name, REGISTERED) for name in failure_kinds.FAILURE_KINDS}
-    cut.update((shorten(name, settings.value_chars), (name, LEGACY)) for name in OLDER_LABELS)
-    cut.update((shorten(name, settings.value_chars), (name, ALIASED)) for name in settings.aliases)
-    return cut
+    names = (*failure_kinds.FAILURE_KINDS, *OLDER_LABELS, *settings.aliases)
+    return {shorten(name, settings.value_chars): name for name in names}
 
 
 # Assigned rather than decorated, so that checkers and the run time see the cache's one signature.
@@ -157,142 +148,134 @@ Location = tuple[int, int]  # (index into a partial's files, line or row in that
 Overflow = dict[str, tuple[int, Location]]  # category -> [records, first location] past the cap
 
 
+def rank(key: str) -> int:
+    """The order in which keys of a capped category keep their own row: by a stable hash, so the kept
+    keys are the same however the input is cut (the ``limit`` smallest of all the input's keys)."""
+    import hashlib
+
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
 @dataclass(slots=True, eq=False)
 class Tally:
-    """Counts per key with the distinct cap of the capped categories: kept keys in input order, one
-    overflow bucket per category, and pinned keys counted exactly even past the cap."""
+    """Counts per key, with the distinct cap of the capped categories: a capped category keeps the
+    ``limit`` keys of the smallest ``rank``, the records of the others go to one overflow bucket. A key
+    one part drops has ``limit`` smaller keys there, so the whole drops it too: merges stay exact."""
 
     limit: int
     capped: frozenset[str]
-    pinned: frozenset[str] = frozenset()
     counts: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
     first: dict[str, Location] = dataclasses.field(init=False, default_factory=dict[str, Location])
     categories: dict[str, str] = dataclasses.field(init=False, default_factory=dict[str, str])
-    # How many keys of each capped category are kept in input order (pinned extras not included).
-    kept: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
-    # Keys counted only because they are pinned: past the cap, so in the overflow row of the report.
-    extras: set[str] = dataclasses.field(init=False, default_factory=set[str])
+    # Per capped category, its kept keys on a heap of (negated rank, key): the last to keep on top.
+    kept: dict[str, list[tuple[int, str]]] = dataclasses.field(
+        init=False, default_factory=dict[str, list[tuple[int, str]]]
+    )
     overflow: Overflow = dataclasses.field(init=False, default_factory=Overflow)
-    # Counted keys whose count may lack records that a merged part put in its overflow bucket (it
-    # could not know the key would be kept). Harmless once such a key is itself past the cap.
-    uncertain: set[str] = dataclasses.field(init=False, default_factory=set[str])
 
-    def add_new(self, key: str, category: str, count: int, location: Location) -> None:
-        """Count ``key`` (not yet counted here) seen first at ``location``; calls come in input order."""
+    def add_new(self, key: str, category: str, count: int, location: Location) -> str | None:
+        """Count ``key`` (not counted here) seen first at ``location``. Returns the key that lost its row
+        (``key`` itself, or the one it displaced, already moved to the overflow), or None."""
+        dropped = None
         if category in self.capped:
-            kept = self.kept.get(category, 0)
-            if kept >= self.limit:
-                if key not in self.pinned:
-                    records, first = self.overflow.get(category, (0, location))
-                    self.overflow[category] = (records + count, first)
-                    return
-                self.extras.add(key)
-            else:
-                self.kept[category] = kept + 1
+            import heapq
+
+            heap = self.kept.setdefault(category, [])
+            entry = (-rank(key), key)
+            if len(heap) >= self.limit:
+                if entry <= heap[0]:
+                    spill(self.overflow, category, count, location)
+                    return key
+                dropped = heapq.heappop(heap)[1]
+                spill(self.overflow, category, self.counts.pop(dropped), self.first.pop(dropped))
+                del self.categories[dropped]
+            heapq.heappush(heap, entry)
         self.counts[key] = count
         self.first[key] = location
         self.categories[key] = category
+        return dropped
 
-    def kept_keys(self) -> frozenset[str]:
-        capped = {key for key, category in self.categories.items() if category in self.capped}
-        return frozenset(capped - self.extras)
-
-    def copy(self) -> Tally:
-        copied = Tally(self.limit, self.capped, self.pinned)
-        for field in dataclasses.fields(self):
-            if not field.init:
-                setattr(copied, field.name, getattr(self, field.name).copy())
-        return copied
-
-    def absorb(self, later: Tally, shift: Shift) -> None:
-        """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), to this
-        one in place. The cost grows with ``later`` alone, never with what this tally holds already
-        (except once per part that overflowed a category, whose size pays for it): an engine folds
-        thousands of parts into one tally in time linear in their sum.
-
-        Keys stay in input order (the order of their first locations): this tally's, then the keys
-        ``later`` saw first. Which keys the whole keeps: this tally's, then (while a category has room)
-        the keys ``later`` kept that this one never saw."""
-        overflowed = frozenset(self.overflow)  # before ``later``'s overflow joins it
-        own_pins = self.pinned
-        counts, first, categories = self.counts, self.first, self.categories
-        gone: set[str] = set()
-        if later.pinned is not own_pins and later.pinned != own_pins:
-            # Pins that only one side counted exactly: past the cap, its extras join the overflow.
-            self.pinned = own_pins & later.pinned
-            gone = {key for key in self.extras if key not in self.pinned}
-            for key in gone:
-                spill(self.overflow, categories.pop(key), counts.pop(key), first.pop(key))
-                self.extras.discard(key)
-                self.uncertain.discard(key)
-        pinned = self.pinned
-        if later.overflow:
-            # ``later`` may have counted a key only this tally knows in its overflow bucket.
-            for key, category in categories.items():
-                if category in later.overflow and key not in later.counts and key not in later.pinned:
-                    self.uncertain.add(key)
+    def absorb(self, later: Tally, shift: Shift) -> list[tuple[str, str]]:
+        """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), in
+        place; the cost grows with ``later`` alone. Returns the keys that lost their row here (of this
+        tally, or of ``later`` and never kept), with their category."""
+        dropped: list[tuple[str, str]] = []
         for category, (count, location) in later.overflow.items():
             spill(self.overflow, category, count, shift(location))
+        counts = self.counts
         for key, count in later.counts.items():
             known = counts.get(key)
             if known is not None:
                 counts[key] = known + count
-                if key in later.uncertain:
-                    self.uncertain.add(key)
-                continue
-            category = later.categories[key]
-            location = shift(later.first[key])
-            keep = key not in later.extras and key not in gone
-            if keep and category in self.capped:
-                kept = self.kept.get(category, 0)
-                keep = category not in overflowed and kept < self.limit
-                if keep:
-                    self.kept[category] = kept + 1
-            if not keep and key not in pinned:  # past the cap of the whole
-                spill(self.overflow, category, count, location)
-                continue
-            counts[key] = count
-            first[key] = location
-            categories[key] = category
-            if not keep:
-                self.extras.add(key)
-            if key in later.uncertain or (category in overflowed and key not in own_pins):
-                self.uncertain.add(key)  # this tally may have counted it in its overflow bucket
+            else:
+                category = later.categories[key]
+                lost = self.add_new(key, category, count, shift(later.first[key]))
+                if lost is not None:
+                    dropped.append((lost, category))
+        return dropped
 
-    def to_json(self) -> dict[str, object]:
-        def entry(key: str) -> list[object]:
-            return [key, self.counts[key], self.categories[key], list(self.first[key])]
 
-        return {
-            "kept": [entry(key) for key in self.counts if key not in self.extras],
-            "extras": [entry(key) for key in sorted(self.extras)],
-            "overflow": {
-                category: [count, list(first)] for category, (count, first) in self.overflow.items()
-            },
-            "pinned": sorted(self.pinned),
-            "uncertain": sorted(self.uncertain),
-        }
+# The kinds' stages are compacted once this many more stages than are kept lost their row.
+STALE: Final = 64
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, object], limit: int, capped: frozenset[str]) -> Tally:
-        """The tally of JSON that ``partial.check_partial`` checked."""
-        fields = cast("dict[str, Any]", data)
-        tally = cls(limit, capped, frozenset(fields["pinned"]))
-        entries = [(False, entry) for entry in fields["kept"]] + [(True, entry) for entry in fields["extras"]]
-        if fields["extras"]:  # sent after the kept keys: back into input order, which ``absorb`` keeps
-            entries.sort(key=lambda pair: tuple(pair[1][3]))
-        for extra, (key, count, category, (index, line)) in entries:
-            tally.counts[key] = count
-            tally.categories[key] = category
-            tally.first[key] = (index, line)
-            if extra:
-                tally.extras.add(key)
-            elif category in capped:
-                tally.kept[category] = tally.kept.get(category, 0) + 1
-        for category, (records, (index, line)) in fields["overflow"].items():
-            tally.overflow[category] = (records, (index, line))
-        tally.uncertain = set(fields["uncertain"])
-        return tally
+
+class FieldTally:
+    """What one kind field's records hold: the counts, the capped tallies of its kinds, servers and
+    stages, and each kind's records per stage (a stage key: the stage's, None for none, or INVALID)."""
+
+    def __init__(self, settings: AuditSettings) -> None:
+        self.with_kind: int = 0
+        self.null: int = 0
+        self.absent: int = 0
+        self.invalid: int = 0
+        self.first_invalid: Location | None = None
+        self.stage_invalid: int = 0
+        self.first_stage_invalid: Location | None = None
+        self.kinds: Tally = Tally(settings.distinct_limit, CAPPED)
+        self.servers: Tally = Tally(settings.distinct_limit, frozenset({SERVER}))
+        self.stages: Tally = Tally(settings.distinct_limit, STAGE_CAPPED)
+        self.by_stage: dict[str, Counter[object]] = {}
+        self.overflow_by_stage: dict[str, Counter[object]] = {}
+        self.stale: int = 0
+        """Stages that lost their row since the kinds' stages were last compacted."""
+
+    def drop_kind(self, key: str, category: str) -> None:
+        """A kind that lost its row: its records per stage join its category's overflow row."""
+        counts = self.by_stage.pop(key, None)
+        if counts is not None:
+            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+
+    def compact(self, when_stale: int = 0) -> None:
+        """Stages that lost their row count as OTHER in each kind's stages, once more than ``when_stale``
+        did since the last time: so the stages of the kinds stay bounded at a cost that is amortised."""
+        if self.stale <= when_stale:
+            return
+        self.stale = 0
+        kept = self.stages.counts
+        for counts in (*self.by_stage.values(), *self.overflow_by_stage.values()):
+            lost = [stage for stage in counts if type(stage) is str and stage not in kept]
+            for stage in lost:
+                counts[OTHER] += counts.pop(stage)
+
+    def absorb(self, later: FieldTally, shift: Shift) -> None:
+        for name in ("with_kind", "null", "absent", "invalid", "stage_invalid"):
+            setattr(self, name, getattr(self, name) + getattr(later, name))
+        for name in ("first_invalid", "first_stage_invalid"):
+            theirs = getattr(later, name)
+            setattr(self, name, earliest(getattr(self, name), None if theirs is None else shift(theirs)))
+        for key, category in self.kinds.absorb(later.kinds, shift):
+            self.drop_kind(key, category)
+        for key, counts in later.by_stage.items():
+            if key in self.kinds.counts:
+                self.by_stage.setdefault(key, Counter()).update(counts)
+            else:
+                self.overflow_by_stage.setdefault(later.kinds.categories[key], Counter()).update(counts)
+        for category, counts in later.overflow_by_stage.items():
+            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+        self.servers.absorb(later.servers, shift)
+        self.stale += later.stale + len(self.stages.absorb(later.stages, shift))
+        self.compact(STALE + len(self.stages.counts))
 
 
 class Shift(NamedTuple):
@@ -316,50 +299,31 @@ def earliest(one: Location | None, other: Location | None) -> Location | None:
 
 
 def settings_for(
-    field_path: str = "failure_kind",
+    field_path: str | Sequence[str] = "failure_kind",
     aliases: Mapping[str, str] | None = None,
     namespaces: Mapping[str, Iterable[str]] | None = None,
     *,
+    stage_path: str | None = None,
     distinct_limit: int = DISTINCT_LIMIT,
     value_chars: int = VALUE_CHARS,
     line_bytes: int = LINE_BYTES,
 ) -> AuditSettings:
-    """Checked settings: AuditError for an empty --field segment or an alias that maps nowhere."""
-    if not all(field_path.split(".")):
-        raise AuditError(f"--field {field_path!r} has an empty segment")
+    """Checked settings: AuditError for an empty --field or --stage segment, or an alias that maps
+    nowhere. ``field_path``: one path or several (each audited once); ``stage_path``: the stage of every
+    field (None: the key ``stage`` beside each)."""
+    fields = [field_path] if isinstance(field_path, str) else list(dict.fromkeys(field_path))
+    if not fields:
+        raise AuditError("give at least one --field")
+    for option, path in [*(("--field", field) for field in fields), ("--stage", stage_path or "stage")]:
+        if not all(path.split(".")):
+            raise AuditError(f"{option} {path!r} has an empty segment")
     given = dict(aliases or {})
     check_aliases(given)
     declared = {server: tuple(kinds) for server, kinds in (namespaces or {}).items()}
-    return AuditSettings(field_path, given, declared, distinct_limit, value_chars, line_bytes)
-
-
-@dataclass(frozen=True, init=False)
-class Pins:
-    """Values (and servers) every part must count exactly, whatever its own overflow: the kept set of a
-    first, inexact merge, handed back to the parts for the second pass."""
-
-    values: frozenset[str] = frozenset()
-    servers: frozenset[str] = frozenset()
-
-    def __init__(self, values: Iterable[str] = (), servers: Iterable[str] = ()) -> None:
-        object.__setattr__(self, "values", frozenset(values))
-        object.__setattr__(self, "servers", frozenset(servers))
-
-    def __repr__(self) -> str:
-        return f"Pins({len(self.values)} values, {len(self.servers)} servers)"
-
-    def to_json(self) -> dict[str, object]:
-        return {"values": sorted(self.values), "servers": sorted(self.servers)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> Pins:
-        values, servers = data["values"], data["servers"]
-        for names in (values, servers):
-            if not isinstance(names, list) or any(
-                type(name) is not str for name in cast("list[object]", names)
-            ):
-                raise ValueError("pins: expected lists of strings")
-        return cls(cast("list[str]", values), cast("list[str]", servers))
+    stages = [stage_path or stage_path_of(field) for field in fields]
+    return AuditSettings(
+        tuple(fields), tuple(stages), given, declared, distinct_limit, value_chars, line_bytes
+    )
 
 
 # An alias file larger than this is refused: it cannot be a real one, and a device must not be read whole.
@@ -402,12 +366,11 @@ def load_alias_file(path: str) -> dict[str, str]:
 
     name = plain(path)
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise AuditError(f"--aliases {name}: not a regular file")
-            data = file.read(ALIAS_FILE_LIMIT + 1)
+        data = read_regular(path, ALIAS_FILE_LIMIT)
     except OSError as error:
         raise AuditError(f"--aliases {name}: {describe_read_error(error)}") from None
+    if isinstance(data, str):
+        raise AuditError(f"--aliases {name}: {data}")
     if len(data) > ALIAS_FILE_LIMIT:
         raise AuditError(f"--aliases {name}: larger than {ALIAS_FILE_LIMIT:,} bytes, not an alias file")
     try:

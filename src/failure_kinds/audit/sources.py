@@ -1,27 +1,24 @@
 """Inputs -> lines -> values: files, directories of them, stdin; what a file was when planned; gzip by
-content; lines in batches under the line cap; each line decoded into what it holds at the field: a
-string (with a kind), None (without), INVALID (another JSON type there), UNPARSEABLE or BLANK."""
+content; lines in batches under the line cap; each line decoded once into what it holds at every path
+(each field and stage): a string, None (null), ABSENT, another JSON value (invalid), or the line's
+UNPARSEABLE or BLANK."""
 
 from __future__ import annotations
 
-import bisect
 import errno
 import io
 import json
-import os
-import stat
-from dataclasses import dataclass
 from json.scanner import make_scanner
 from operator import attrgetter
 from typing import TypeAlias
 
+from failure_kinds import FailureKindsError
 from failure_kinds._depth import deeper
-
-from .errors import AuditError, WideText, check_text
+from failure_kinds._streams import wide_encoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any, BinaryIO, Final
 
 
@@ -29,8 +26,6 @@ if TYPE_CHECKING:
 # stays below the C allocator's threshold for giving memory back, so the next batch reuses those pages
 # instead of faulting in new ones.
 BATCH_BYTES: Final = 256 << 10
-# The first bytes of a stream kept as it is read, for the check of a field no record has (see engine).
-HEAD_BYTES: Final = 1 << 20
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
@@ -39,45 +34,6 @@ GZIP_MAGIC: Final = b"\x1f\x8b"
 # What a directory walk reads, by name, whatever the case of the suffix.
 SUFFIXES: Final = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
 WALKED: Final = "*.jsonl, *.ndjson, *.jsonl.gz, *.ndjson.gz or *.parquet"
-# The skipped entries a note names (the first in sorted order); the others are counted.
-SKIPPED_NAMED: Final = 5
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What a file was when planned: device and inode (None: not compared, as on a Ray node or a remote
-    filesystem), size and st_mtime_ns."""
-
-    device: int | None
-    inode: int | None
-    size: int
-    modified: int
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> Identity:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-    def change(self, now: Identity) -> str | None:
-        """How the file ``now`` differs from this one; None: it does not."""
-        for mine, theirs in ((self.inode, now.inode), (self.device, now.device)):
-            if mine is not None and theirs is not None and mine != theirs:
-                return "replaced"
-        if now.size != self.size:
-            return "truncated" if now.size < self.size else "grown"
-        return "rewritten" if now.modified != self.modified else None
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input as reports name it (``display``; ``path`` None: stdin). ``error``: a directory that could
-    not be listed; ``identity``: the regular file as expanded, its one look before the read; ``stream``:
-    stdin, a FIFO or a device, read once, in this process."""
-
-    display: str
-    path: str | None
-    error: OSError | None = None
-    identity: Identity | None = None
-    stream: bool = False
 
 
 def is_parquet(path: str) -> bool:
@@ -98,132 +54,23 @@ def is_gzip(name: str, head: bytes) -> bool:
     return head == GZIP_MAGIC or name.lower().endswith(".gz")
 
 
-def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
-    """Files as given, directories as their regular files named with SUFFIXES (recursively, sorted; links
-    to directories are not followed, a FIFO there is never opened), "-" as stdin; the other entries of a
-    directory in one note, a directory that cannot be listed as a source that fails with the reason."""
-    if list(inputs).count(STDIN) > 1:
-        raise AuditError("- (stdin) can be given only once")
-    from failure_kinds._display import plain
-
-    sources: list[Source] = []
-    skipped = Skipped()
-    for item in inputs:
-        if item == STDIN:
-            sources.append(Source(STDIN_NAME, None, stream=True))
-        elif os.path.isdir(item):
-            found = _walk(item, skipped)
-            if not found:
-                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
-            sources.extend(found)
-        else:
-            sources.append(Source(item, item))
-    skipped.note(notes)
-    return read_once(sources, notes)
+class WideText(FailureKindsError):
+    """An input in UTF-16 or UTF-32, which the audit names rather than counting its lines unparseable."""
 
 
-class Skipped:
-    """The entries of the directories walked that are not read: how many, and the first few names."""
+def check_text(head: bytes, gzipped: str | None = None) -> None:
+    """Raise WideText when ``head``, the first 4 bytes of an input, begin text in UTF-16 or UTF-32;
+    ``gzipped``: the name of the gzip file they were decompressed from, which the hint decompresses."""
+    found = wide_encoding(head, b"{ \t\r\n")
+    if found is not None:
+        name, order, source = found
+        command = f"iconv -f {source} -t UTF-8"
+        if gzipped is not None:
+            import shlex
 
-    def __init__(self) -> None:
-        self.count: int = 0
-        self.names: list[str] = []  # the first SKIPPED_NAMED in sorted order
-
-    def add(self, name: str) -> None:
-        self.count += 1
-        bisect.insort(self.names, name)
-        del self.names[SKIPPED_NAMED:]
-
-    def note(self, notes: list[str]) -> None:
-        from failure_kinds._display import plain
-
-        one, more = self.count == 1, self.count - len(self.names)
-        named = ", ".join(plain(name) for name in self.names)
-        entries = (
-            "1 entry found in a directory is" if one else f"{self.count:,} entries found in directories are"
-        )
-        files = f"a {WALKED} regular file and was" if one else f"{WALKED} regular files and were"
-        if self.count:
-            notes.append(f"{entries} not {files} skipped: {named}" + (f" and {more:,} more" if more else ""))
-
-
-def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
-    """``sources`` without those that name a file (device and inode) an earlier one names, with a note
-    saying how many were left out; each kept file gets its identity from this, its one look before the
-    read. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
-    seen: set[tuple[int, int]] = set()
-    kept: list[Source] = []
-    repeated = 0
-    for source in sources:
-        if source.path is not None and source.error is None:
-            try:
-                status = os.stat(source.path)
-            except (OSError, ValueError):
-                pass
-            else:
-                key = (status.st_dev, status.st_ino)
-                if key in seen:
-                    repeated += 1
-                    continue
-                seen.add(key)
-                regular = stat.S_ISREG(status.st_mode)
-                identity = Identity.of(status) if regular else None
-                source = Source(source.display, source.path, None, identity, not regular)
-        kept.append(source)
-    note_repeated(notes, repeated)
-    return kept
-
-
-_READ_ONCE: Final = " a file already read; each file is read once"
-
-
-def note_repeated(notes: list[str], repeated: int) -> None:
-    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all."""
-    if not repeated:
-        return
-    for index, note in enumerate(notes):
-        if note.endswith(_READ_ONCE):
-            repeated += int(note.partition(" ")[0].replace(",", ""))
-            del notes[index]
-            break
-    inputs = "1 input names" if repeated == 1 else f"{repeated:,} inputs name"
-    notes.append(inputs + _READ_ONCE)
-
-
-def _walk(top: str, skipped: Skipped) -> list[Source]:
-    found: list[Source] = []
-    folders = [top]
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(entry.path)
-                        elif is_walked(entry.name) and entry.is_file():
-                            found.append(Source(entry.path, entry.path))
-                        else:
-                            skipped.add(entry.path + _what_else(entry.path))
-                    except OSError:  # a symbolic link loop (ELOOP), or an entry that vanished while listed
-                        if os.path.islink(entry.path):
-                            skipped.add(entry.path + _what_else(entry.path))
-        except OSError as error:
-            found.append(Source(folder, folder, error))
-    found.sort(key=lambda source: source.display)
-    return found
-
-
-def _what_else(path: str) -> str:
-    """What an entry a walk skips is, when not a regular file (a name alone says why it was skipped)."""
-    try:
-        mode = stat.S_IFMT(os.stat(path).st_mode)
-    except OSError as error:
-        if not os.path.islink(path):
-            return ""
-        return " (a symbolic link loop)" if error.errno == errno.ELOOP else " (a dangling symbolic link)"
-    kinds = {stat.S_IFREG: "", stat.S_IFDIR: " (a link to a directory)", stat.S_IFIFO: " (a FIFO)"}
-    return kinds.get(mode, " (a socket)" if mode == stat.S_IFSOCK else " (a device)")
+            named = "" if gzipped == "<stdin>" else " " + shlex.quote(gzipped)
+            command = f"gzip -dc{named} | {command}"
+        raise WideText(f"{name} ({order}-endian) text; the audit reads UTF-8: convert it with {command}")
 
 
 def _first(read: Callable[[int], bytes], size: int) -> bytes:
@@ -249,7 +96,6 @@ class Input:
         self._close: Callable[[], None] = close
         self._check = check
         self.error: BaseException | None = None
-        self.head: bytearray | None = None  # when set, the first HEAD_BYTES bytes read are copied into it
 
     def read(self, size: int) -> bytes:
         """At most ``size`` bytes (a few more at the start); b"" at the end or after an error."""
@@ -265,9 +111,6 @@ class Input:
         except Exception as error:  # OSError, EOFError, zlib.error, WideText: all end the input alike
             self.error = error
             return b""
-        head = self.head
-        if head is not None and len(head) < HEAD_BYTES:
-            head += data[: HEAD_BYTES - len(head)]
         return data
 
     def close(self) -> None:
@@ -346,7 +189,7 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
     return data
 
 
-Batch: TypeAlias = tuple[list[bytes], bool, int] | int | None
+Lines: TypeAlias = tuple[list[bytes], bool, int] | int | None
 """What ``read_batches`` yields: lines, whether they are ASCII and a bound on their length (what
 ``PartialReport.add_lines`` takes), a run of blank lines, or an overlong line."""
 
@@ -355,7 +198,7 @@ _WHITE_SPACE: Final = b" \t\n\r\x0b\x0c"
 _WHITE_SPACE_CODES: Final = frozenset(_WHITE_SPACE)
 
 
-def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Batch]:
+def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iterator[Lines]:
     """The lines of ``data`` (at most ``limit`` bytes), about BATCH_BYTES at a time: ``(lines, ascii,
     longest)`` (each line with its newline, but the last maybe; ``ascii`` when the read held only ASCII
     bytes; ``longest`` no less than the longest line),
@@ -436,8 +279,8 @@ def read_batches(data: Input, line_bytes: int, limit: int | None = None) -> Iter
         yield [line], line.isascii(), len(line)
 
 
-# Decoding: a line -> what it holds at the field. The standard library decides every line; FastDecoder is
-# the msgspec path, which must agree with it line for line.
+# Decoding: a line -> what it holds at each path. The standard library decides every line; the msgspec
+# path must agree with it line for line.
 
 
 class _Marker:
@@ -451,69 +294,64 @@ class _Marker:
     def __repr__(self) -> str:
         return self.name
 
+    def __reduce__(self) -> str:
+        return self.name  # the module's one instance of that name, in whichever process unpickles it
 
-INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the field
+
+INVALID: Final = _Marker("INVALID")  # a number, bool, object or list at the path
+ABSENT: Final = _Marker("ABSENT")  # no such key (or the path runs through a value that is no object)
 UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an object, over the line cap
 BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
+OTHER: Final = _Marker("OTHER")  # in a kind's stages: a stage without a row of its own (past the cap)
+Row: TypeAlias = tuple[object, ...]
+"""What ``Decoder.batch`` gives per line: the value at each path, or the line's marker at every one."""
+Columns: TypeAlias = list[list[object]]
+"""Values already decoded, one list per path (``PartialReport.add_columns``)."""
 
 
 class Decoder:
-    """Turns lines into what they hold at the field. With ``msgspec`` it decodes only the field (msgspec
-    validates the rest of the line but builds nothing); where msgspec refuses a line, or a line is not
-    ASCII, the standard library decides, always from the same call depth, so a line nested as deep as
-    the interpreter allows gets the same answer either way."""
+    """Turns lines into what they hold at each path, in one decode per line. With ``msgspec`` it builds
+    only the objects on the paths (msgspec validates the rest of the line but builds nothing); where
+    msgspec refuses a line, or a line is not ASCII, the standard library decides, always from the same
+    call depth, so a line nested as deep as the interpreter allows gets the same answer either way."""
 
-    def __init__(self, path: Sequence[str], msgspec: Any = None) -> None:
-        self.path: list[str] = list(path)
-        self.key: str | None = self.path[0] if len(self.path) == 1 else None  # the common case
+    def __init__(self, paths: Sequence[str], msgspec: Any = None) -> None:
+        self.paths: list[list[str]] = [path.split(".") for path in paths]
         # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
         # expression matches per call. typeshed types its argument as the scanner class; any decoder is.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
         self._decode: Callable[[bytes], Any] | None = None
         if msgspec is not None:
-            shape: Any = object
-            for depth, segment in enumerate(reversed(self.path)):
-                # gc=False: decoded lines hold no cycles, and untracked structs cost the collector nothing.
-                field = [("f", shape | None, None)]
-                shape = msgspec.defstruct(f"Level{depth}", field, rename={"f": segment}, gc=False)
-            self._decode = msgspec.json.Decoder(shape).decode
-            self._leaf: Callable[[Any], object] = attrgetter(".".join(["f"] * len(self.path)))
+            self._decode = msgspec.json.Decoder(_shape(msgspec, self.paths, [], "Record")).decode
+            self._row = _row_getter(self.paths)
 
-    def batch(self, lines: list[bytes], ascii: bool = False) -> list[object]:
-        """One entry per line: the string at the field, None, BLANK, UNPARSEABLE, or for an invalid value
-        INVALID or the value itself. ``ascii``: the caller knows every byte of ``lines`` is ASCII."""
-        careful = self._careful
-        if self._decode is None:
-            return [BLANK if not line or line.isspace() else careful(line) for line in lines]
-        decode, leaf = self._decode, self._leaf
-        # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
-        # strings it skips) and decodes; else line by line.
-        if ascii or all(map(bytes.isascii, lines)):
+    def batch(self, lines: list[bytes], ascii: bool = False) -> list[Row]:
+        """One row per line, one entry per path: the string there, None, ABSENT, INVALID (or the value
+        itself for an invalid one); or the line's BLANK or UNPARSEABLE at every path. ``ascii``: every
+        byte of ``lines`` is."""
+        if self._decode is not None and (ascii or all(map(bytes.isascii, lines))):
+            # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
+            # strings it skips) and decodes; else line by line.
+            decode = self._decode
             try:
-                values: list[object] = deeper(lambda: list(map(leaf, map(decode, lines))))
-                return values
+                records: list[Any] = deeper(lambda: list(map(decode, lines)))
+                return list(map(self._row, records))
             except Exception:
                 pass
-        known: list[object] = deeper(lambda: list(map(self._attempt, lines)))
-        return [
-            BLANK if not line or line.isspace() else value if value is not _UNDECIDED else careful(line)
-            for line, value in zip(lines, known, strict=True)
-        ]
+        rows: list[Row] = deeper(lambda: list(map(self._line, lines)))
+        return rows
 
-    def _attempt(self, line: bytes) -> object:
-        if not line.isascii() or self._decode is None:
-            return _UNDECIDED
-        try:
-            value: Any = self._decode(line)
-            for _ in self.path:
-                value = value.f
-                if value is None:
-                    return None
-        except Exception:
-            return _UNDECIDED
-        return value if value is None or type(value) is str else INVALID
+    def _line(self, line: bytes) -> tuple[object, ...]:
+        if not line or line.isspace():
+            return (BLANK,) * len(self.paths)
+        if self._decode is not None and line.isascii():
+            try:
+                return tuple(map(_leaf, self._row(self._decode(line))))
+            except Exception:
+                pass
+        return self._careful(line)
 
-    def _careful(self, line: bytes) -> object:
+    def _careful(self, line: bytes) -> tuple[object, ...]:
         document: Any
         try:
             text = line.decode()
@@ -526,20 +364,13 @@ class Decoder:
                 # kind, so it is read as a float rather than refused.
                 document, end = self._parse(text, _LENIENT_SCAN)
             if end != len(text) and text[end:].strip(" \t\r\n"):
-                return UNPARSEABLE
+                return (UNPARSEABLE,) * len(self.paths)
         except (ValueError, RecursionError):
-            return UNPARSEABLE
+            return (UNPARSEABLE,) * len(self.paths)
         # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
         if document.__class__ is not dict:
-            return UNPARSEABLE
-        value: Any = document
-        for segment in self.path if self.key is None else ():
-            if value.__class__ is not dict:
-                return None  # the path runs through a non-object: the field is not there
-            value = value.get(segment)
-        if self.key is not None:
-            value = document.get(self.key)
-        return value if value is None or type(value) is str else INVALID
+            return (UNPARSEABLE,) * len(self.paths)
+        return tuple(value_at(document, path) for path in self.paths)
 
     @staticmethod
     def _parse(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
@@ -551,33 +382,94 @@ class Decoder:
             return decoder.decode(text), len(text)
 
 
-_UNDECIDED: Final = _Marker("UNDECIDED")
 _LENIENT_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
 
 
-def hashable(value: object) -> object:
-    """A list or object at the field stands in the tally as INVALID, which is what it counts as."""
-    return value if value is None or type(value) in (str, _Marker) else INVALID
+def value_at(document: Any, path: list[str]) -> object:
+    """What a decoded object holds at ``path``: a string, None (null, or null on the way), ABSENT, or
+    INVALID for any other value."""
+    value = document
+    for segment in path:
+        if value is None:
+            return None
+        if value.__class__ is not dict:
+            return ABSENT
+        value = value.get(segment, ABSENT)
+    return value if value is None or value is ABSENT or type(value) is str else INVALID
 
 
-def make_decoder(path: Sequence[str], fast: bool) -> Decoder:
+def _shape(msgspec: Any, paths: list[list[str]], prefix: list[str], name: str) -> Any:
+    """A Struct type holding the next segment of every path under ``prefix``: an object (or null) where
+    a path goes on, any value at its end; ABSENT where the key is missing."""
+    children = dict.fromkeys(
+        path[len(prefix)] for path in paths if len(path) > len(prefix) and path[: len(prefix)] == prefix
+    )
+    fields: list[tuple[str, Any, Any]] = []
+    rename: dict[str, str] = {}
+    for number, key in enumerate(children):
+        below = [*prefix, key]
+        ends = below in paths
+        goes_on = any(len(path) > len(below) and path[: len(below)] == below for path in paths)
+        if ends and goes_on:
+            raise ValueError("a path ends where another goes on")  # read by the standard library
+        kind = _shape(msgspec, paths, below, f"{name}_{number}") | None if goes_on else object
+        fields.append((f"f{number}", kind, ABSENT))
+        rename[f"f{number}"] = key
+    # gc=False: decoded lines hold no cycles, and untracked structs cost the collector nothing.
+    return msgspec.defstruct(name, fields, rename=rename, gc=False)
+
+
+def _row_getter(paths: list[list[str]]) -> Callable[[Any], Row]:
+    """What the msgspec Struct of a line holds at every path (attributes named as ``_shape`` names
+    them), as decoded: the tally sorts the values into kinds and invalid ones. Paths of one name each
+    are read in C."""
+    if len(paths) > 1 and all(len(path) == 1 for path in paths):
+        get: Callable[[Any], Row] = attrgetter(*(f"f{number}" for number in range(len(paths))))
+        return get
+    attributes: list[list[str]] = []
+    for path in paths:
+        names: list[str] = []
+        for depth in range(len(path)):
+            siblings = dict.fromkeys(
+                other[depth] for other in paths if len(other) > depth and other[:depth] == path[:depth]
+            )
+            names.append(f"f{list(siblings).index(path[depth])}")
+        attributes.append(names)
+
+    def walk(record: Any, names: list[str]) -> object:
+        value = record
+        for name in names:
+            if value is None or value is ABSENT:
+                return value
+            value = getattr(value, name)
+        return value
+
+    return lambda record: tuple(walk(record, names) for names in attributes)
+
+
+def _leaf(value: object) -> object:
+    return value if value is None or value is ABSENT or type(value) is str else INVALID
+
+
+def make_decoder(paths: Sequence[str], fast: bool) -> Decoder:
     """The msgspec decoder when ``fast`` and msgspec is installed, else the standard library's."""
-    if fast and len(path) <= _FAST_SEGMENTS:
+    if fast and all(path.count(".") < _FAST_SEGMENTS for path in paths):
         try:
             import msgspec
         except ImportError:
             pass
         else:
             try:
-                return Decoder(path, msgspec)
+                return Decoder(paths, msgspec)
             except (RecursionError, ValueError, TypeError, UnicodeError):
                 # msgspec refuses some legal JSON keys as field names (a quote, a backslash, a control
-                # character, text that is not UTF-8): the standard library reads those paths instead.
+                # character, text that is not UTF-8), and a path that ends where another goes on: the
+                # standard library reads those instead.
                 pass
-    return Decoder(path)
+    return Decoder(paths)
 
 
-# A --field of more segments is read by the standard library: msgspec needs a nested type per segment.
+# A path of more segments is read by the standard library: msgspec needs a nested type per segment.
 _FAST_SEGMENTS: Final = 64
 
 

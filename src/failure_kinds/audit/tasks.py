@@ -15,22 +15,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from .errors import OUT_OF_MEMORY, describe_read_error
+from failure_kinds._streams import OUT_OF_MEMORY, READ_ONCE, Skipped, describe_read_error, repeated_note, walk
+
 from .partial import PartialReport
 from .render import Progress
-from .settings import AuditSettings, Pins
+from .settings import AuditError, AuditSettings
 from .sources import (
     BATCH_BYTES,
     GZIP_MAGIC,
     STDIN,
-    Identity,
+    STDIN_NAME,
+    WALKED,
     decompressed,
     is_gzip,
     is_parquet,
+    is_walked,
     open_stream,
     read_batches,
 )
@@ -40,11 +44,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import IO, Any, BinaryIO, Final
 
-    from .sources import Input, Source
+    from .sources import Input
 
 Batch: TypeAlias = Sequence["Task"]
 """Consecutive tasks read into one partial (see ``batched``)."""
-Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, "Pins | None", Progress], PartialReport]
+Runner: TypeAlias = Callable[[Sequence[Batch], AuditSettings, Progress], PartialReport]
 """Runs batches (here, in workers or on Ray) and merges their partials in input order."""
 Opener: TypeAlias = Callable[[str], "tuple[LocalFiles, str]"]
 """The files a task's path is read through, and its path there (Ray: pyarrow's filesystem of a URI)."""
@@ -54,9 +58,6 @@ Opener: TypeAlias = Callable[[str], "tuple[LocalFiles, str]"]
 MAX_CHUNK_BYTES: Final = 64 << 20
 MIN_CHUNK_BYTES: Final = 8 << 20
 CHUNKS_PER_JOB: Final = 4
-# A part keeps up to this many times the distinct cap of each category (the merge keeps the cap): only
-# a part past that makes the merge inexact, which costs a second, pinned pass.
-PART_DISTINCT_FACTOR: Final = 4
 # A batch holds at most this many tasks, so a directory of empty files still spreads over the workers.
 _BATCH_TASKS: Final = 4096
 _SEARCH_BYTES: Final = 64 << 10
@@ -66,6 +67,110 @@ GZIP: Final = "gzip"
 PARQUET: Final = "parquet"
 STREAM: Final = "stream"
 UNREADABLE: Final = "unreadable"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a file was when planned: device and inode (None: not compared, as on a Ray node or a remote
+    filesystem), size and st_mtime_ns."""
+
+    device: int | None
+    inode: int | None
+    size: int
+    modified: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> Identity:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def change(self, now: Identity) -> str | None:
+        """How the file ``now`` differs from this one; None: it does not."""
+        for mine, theirs in ((self.inode, now.inode), (self.device, now.device)):
+            if mine is not None and theirs is not None and mine != theirs:
+                return "replaced"
+        if now.size != self.size:
+            return "truncated" if now.size < self.size else "grown"
+        return "rewritten" if now.modified != self.modified else None
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input as reports name it (``display``; ``path`` None: stdin). ``error``: a directory that could
+    not be listed; ``identity``: the regular file as expanded, its one look before the read; ``stream``:
+    stdin, a FIFO or a device, read once, in this process."""
+
+    display: str
+    path: str | None
+    error: OSError | None = None
+    identity: Identity | None = None
+    stream: bool = False
+
+
+def expand_inputs(inputs: Sequence[str], notes: list[str]) -> list[Source]:
+    """Files as given, directories as their regular files named with SUFFIXES (recursively, sorted; links
+    to directories are not followed, a FIFO there is never opened), "-" as stdin; the other entries of a
+    directory in one note, a directory that cannot be listed as a source that fails with the reason."""
+    if list(inputs).count(STDIN) > 1:
+        raise AuditError("- (stdin) can be given only once")
+    from failure_kinds._display import plain
+
+    sources: list[Source] = []
+    skipped = Skipped()
+    for item in inputs:
+        if item == STDIN:
+            sources.append(Source(STDIN_NAME, None, stream=True))
+        elif os.path.isdir(item):
+            found = _walk(item, skipped)
+            if not found:
+                notes.append(f"{plain(item)}: no {WALKED} files in this directory")
+            sources.extend(found)
+        else:
+            sources.append(Source(item, item))
+    skipped.note(notes, WALKED)
+    return read_once(sources, notes)
+
+
+def read_once(sources: Iterable[Source], notes: list[str]) -> list[Source]:
+    """``sources`` without those that name a file (device and inode) an earlier one names, with a note
+    saying how many were left out; each kept file gets its identity from this, its one look before the
+    read. Stdin, and a path that cannot be looked at (its read says why), are always kept."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Source] = []
+    repeated = 0
+    for source in sources:
+        if source.path is not None and source.error is None:
+            try:
+                status = os.stat(source.path)
+            except (OSError, ValueError):
+                pass
+            else:
+                key = (status.st_dev, status.st_ino)
+                if key in seen:
+                    repeated += 1
+                    continue
+                seen.add(key)
+                regular = stat.S_ISREG(status.st_mode)
+                identity = Identity.of(status) if regular else None
+                source = Source(source.display, source.path, None, identity, not regular)
+        kept.append(source)
+    note_repeated(notes, repeated)
+    return kept
+
+
+def note_repeated(notes: list[str], repeated: int) -> None:
+    """Say that ``repeated`` more inputs name a file already read, in the one note that counts them all."""
+    if not repeated:
+        return
+    for index, note in enumerate(notes):
+        if note.endswith(READ_ONCE):
+            repeated += int(note.partition(" ")[0].replace(",", ""))
+            del notes[index]
+            break
+    notes.append(repeated_note(repeated))
+
+
+def _walk(top: str, skipped: Skipped) -> list[Source]:
+    return [Source(path, path, error) for path, error in walk(top, is_walked, skipped)]
 
 
 @dataclass(frozen=True)
@@ -204,33 +309,26 @@ def local(path: str) -> tuple[LocalFiles, str]:
 def run_batch(
     batch: Batch,
     settings: AuditSettings,
-    pins: Pins | None,
     fast: bool,
     opener: Opener = local,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> PartialReport:
-    """The partial report of one batch, in whichever process runs it. ``heads``: where the first bytes
-    of the streams read are kept (by name), for the check of a field no record has."""
-    partial = PartialReport(settings, pins, fast)
-    for tally in (partial.values, partial.servers):
-        tally.limit = settings.distinct_limit * PART_DISTINCT_FACTOR  # see PART_DISTINCT_FACTOR
+    """The partial report of one batch, in whichever process runs it: what every engine runs."""
+    partial = PartialReport(settings, fast)
     partial.known_categories = _known_categories(settings)
     previous: Task | None = None
     for task in batch:
-        add_task(partial, task, previous, opener, progress, heads)
+        add_task(partial, task, previous, opener, progress)
         previous = task
     return partial
 
 
-def work(
-    batch: Batch, settings: AuditSettings, pins: Pins | None, fast: bool, opener: Opener = local
-) -> PartialReport:
+def work(batch: Batch, settings: AuditSettings, fast: bool, opener: Opener = local) -> PartialReport:
     """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
     that runs out of memory gives a partial that says so rather than a lost worker."""
     partial = None
     with contextlib.suppress(MemoryError):  # failed_batch runs once what the read held is freed
-        partial = run_batch(batch, settings, pins, fast, opener)
+        partial = run_batch(batch, settings, fast, opener)
     return failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial
 
 
@@ -240,7 +338,6 @@ def add_task(
     previous: Task | None = None,
     opener: Opener = local,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> None:
     """Count ``task`` into ``partial``: a file of its own, or the rest of ``previous``'s file."""
     if previous is None or previous.path != task.path or previous.stop != task.start:
@@ -251,7 +348,7 @@ def add_task(
         return
     files, path = opener(task.path)
     if task.kind != PARQUET:
-        _read(partial, task, files, path, progress, heads)
+        _read(partial, task, files, path, progress)
     elif not _changed(partial, task, files, path):
         # Parquet is read by path (pyarrow opens the file): the path must name the planned file before
         # and after, so a replaced file is caught even when the swap falls between a check and the open.
@@ -278,7 +375,6 @@ def _read(
     files: LocalFiles,
     path: str,
     progress: Progress | None,
-    heads: dict[str, bytearray] | None,
 ) -> None:
     try:
         raw = open_stream(None if path == STDIN else path) if task.kind == STREAM else files.open(path)
@@ -296,8 +392,6 @@ def _read(
         raw.close()
         partial.add_error(describe_read_error(error))
         return
-    if heads is not None and task.kind == STREAM:
-        data.head = heads.setdefault(task.display, bytearray())
     # The last range of a file cut into ranges ends where the plan saw the file end: what is appended
     # meanwhile, maybe before the range was opened, is never counted.
     identity = task.identity
@@ -345,7 +439,7 @@ def count_input(partial: PartialReport, data: Input, limit: int | None, progress
 def failed_batch(batch: Batch, settings: AuditSettings, error: str) -> PartialReport:
     """The partial of a batch that could not run: no records, and the error on each of its files."""
     unreadable = [dataclasses.replace(task, kind=UNREADABLE, error=error) for task in batch]
-    return run_batch(unreadable, settings, None, fast=True)
+    return run_batch(unreadable, settings, fast=True)
 
 
 class OrderedMerge:
@@ -362,8 +456,9 @@ class OrderedMerge:
         while self.next_index in self.waiting:
             ready = self.waiting.pop(self.next_index)
             if self.merged is None:
-                self.merged = PartialReport(ready.settings, fast=ready.fast)
-            self.merged.absorb(ready)
+                self.merged = ready  # the first part: the accumulator, which each later one joins
+            else:
+                self.merged.absorb(ready)
             self.next_index += 1
 
     def result(self, settings: AuditSettings) -> PartialReport:
@@ -375,18 +470,16 @@ class OrderedMerge:
 def run_here(
     batches: Sequence[Batch],
     settings: AuditSettings,
-    pins: Pins | None,
     meter: Progress,
     fast: bool = True,
     progress: Progress | None = None,
-    heads: dict[str, bytearray] | None = None,
 ) -> PartialReport:
     """The batches read one after the other in this process."""
     merge = OrderedMerge()
     for index, batch in enumerate(batches):
         partial = None
         with contextlib.suppress(MemoryError):  # as in work
-            partial = run_batch(batch, settings, pins, fast, local, progress, heads)
+            partial = run_batch(batch, settings, fast, local, progress)
         merge.add(index, failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial)
         meter.advance(batch_size(batch))
     return merge.result(settings)
@@ -399,20 +492,12 @@ def audit_tasks(
     progress: IO[str] | None,
     batch_bytes: int = 0,
 ) -> PartialReport:
-    """Run ``tasks`` with ``run`` in batches of about ``batch_bytes`` (0: each task alone) and merge;
-    when the merge is inexact (a part overflowed a distinct-value cap), run them again pinned to the
-    values the whole keeps, which makes the second merge exact."""
-    batches = batched(tasks, batch_bytes)
-    total = sum(task.size for task in tasks)
-    meter = Progress(progress, total)
+    """Run ``tasks`` with ``run`` in batches of about ``batch_bytes`` (0: each task alone) and merge."""
+    meter = Progress(progress, sum(task.size for task in tasks))
     try:
-        merged = run(batches, settings, None, meter)
-        if not merged.exact:
-            meter.total += total
-            merged = run(batches, settings, merged.pins(), meter)
+        return run(batched(tasks, batch_bytes), settings, meter)
     finally:
         meter.clear()
-    return merged
 
 
 def audit_lines(
@@ -421,12 +506,11 @@ def audit_lines(
     settings: AuditSettings,
     *,
     continuation: bool = False,
-    pins: Pins | None = None,
     fast: bool = True,
 ) -> PartialReport:
     """The partial report of ``lines`` (bytes, one line each, line ends optional), read as the file (or,
     with ``continuation``, the part of the file after an earlier partial's part) named ``path``."""
-    partial = PartialReport(settings, pins, fast)
+    partial = PartialReport(settings, fast)
     partial.start_file(path, continuation=continuation)
     batch: list[bytes] = []
     size = 0
@@ -447,7 +531,6 @@ def audit_file(
     *,
     start: int = 0,
     stop: int | None = None,
-    pins: Pins | None = None,
     fast: bool = True,
 ) -> PartialReport:
     """The partial report of bytes ``start`` to ``stop`` (None: the end) of the plain file ``path``.
@@ -457,6 +540,6 @@ def audit_file(
         identity: Identity | None = LOCAL.identity(path)
     except (OSError, ValueError):
         identity = None  # the read says why
-    partial = PartialReport(settings, pins, fast)
+    partial = PartialReport(settings, fast)
     add_task(partial, Task(0, LINES, path, path, start, stop, 0, None, identity))
     return partial

@@ -25,7 +25,7 @@ def run(arguments: argparse.Namespace) -> int:
         )
     report = audit.audit(
         [*getattr(arguments, "ray_paths", []), *arguments.paths],
-        arguments.field,
+        arguments.fields or ["failure_kind"],
         aliases,
         fast=arguments.decoder != "stdlib",
         progress=sys.stderr,
@@ -33,6 +33,7 @@ def run(arguments: argparse.Namespace) -> int:
         jobs=arguments.jobs,
         ray=arguments.ray,
         line_bytes=arguments.max_line_bytes,
+        stage_path=arguments.stage,
     )
     if report.failed_files and len(report.failed_files) == len(report.files) and not report.records:
         pass  # nothing could be read: the errors below, and no report of nothing
@@ -41,7 +42,7 @@ def run(arguments: argparse.Namespace) -> int:
     else:
         utf8 = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
         write_output(audit.render_text(report, bar_character="\u2588" if utf8 else "#"))
-    for note in report.notes:
+    for note in dict.fromkeys(note for one in (report, *report.also) for note in one.notes):
         error_line(f"failure-kinds audit: note: {note}")
     for file in report.failed_files:  # the words may come from a Ray task's partial
         error_line(f"failure-kinds audit: {plain(file.path)}: {escaped(file.error or '')}")
@@ -49,5 +50,5 @@ def run(arguments: argparse.Namespace) -> int:
         return EXIT_USAGE
     # An older label fails --strict even when the vocabulary knows its replacement: its producers still
     # write it until the user says how to read it (--alias) or fixes them.
-    findings = report.unregistered or report.undeclared or report.legacy or report.field_missing
+    findings = any(one.findings for one in (report, *report.also))
     return EXIT_FINDINGS if arguments.strict and findings else EXIT_CLEAN

@@ -71,13 +71,11 @@ def check_name(name: str, namespaces: Mapping[str, Collection[str]]) -> dict[str
     """The name's category, the name most likely meant when it is not known, and the kind that
     replaces an older label or a deprecated kind."""
     from failure_kinds import FailureKind
-    from failure_kinds._runtime import category
+    from failure_kinds._runtime import classify
     from failure_kinds._suggest import suggest_any
     from failure_kinds.history import OLDER_LABELS
 
-    found = category(name, namespaces)
-    if found == "unregistered" and ":" in name:
-        found = "malformed"  # as the lint's FK002: meant as a namespaced kind, and written wrong
+    found = classify(name, namespaces)
     suggestion = replacement = None
     if found in ("unregistered", "undeclared", "malformed"):
         suggestion = suggest_any(name, namespaces)

@@ -8,9 +8,9 @@ import json
 import os
 from pathlib import Path
 
-from failure_kinds._streams import error_line, reason, write_output
+from failure_kinds._streams import error_line, read_regular, reason, write_output
 from failure_kinds.commands import EXIT_CLEAN, EXIT_FINDINGS, UsageError, load_project_config
-from failure_kinds.config import ConfigError, ProjectConfig, read_regular, shown_path
+from failure_kinds.config import ConfigError, ProjectConfig, shown_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,8 +113,8 @@ def _read(path: Path, limit: int) -> bytes | None:
         return None
     except (OSError, ValueError) as error:
         raise UsageError(f"{shown_path(path)}: {reason(error)}") from None
-    if data is None:
-        raise UsageError(f"{shown_path(path)}: not a regular file")
+    if isinstance(data, str):
+        raise UsageError(f"{shown_path(path)}: {data}")
     return data
 
 
