@@ -1,6 +1,6 @@
-"""How a command stops on SIGINT, SIGTERM or SIGHUP: the signal becomes an exception in the main thread
-(KeyboardInterrupt, or Stopped for the other two), so that what runs stops its worker processes on the
-way out, and ``main()`` ends as the signal asks. ``held()`` keeps a signal back while a call that crashes
+"""How a command stops on SIGINT, SIGTERM or SIGHUP: each becomes a KeyboardInterrupt in the main thread
+(which no ``except Exception`` catches), so that what runs stops its worker processes on the way out, and
+``main()`` ends as the signal asks (``received``). ``held()`` keeps a signal back while a call that crashes
 when interrupted runs (msgspec's first import and decoder), and acts on it once the call has returned."""
 
 from __future__ import annotations
@@ -13,35 +13,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
     from types import FrameType
-    from typing import Final, TypeAlias
-
-    Handler: TypeAlias = "Callable[[int, FrameType | None], object] | int | signal.Handlers | None"
+    from typing import Final
 
 # SIGHUP is not on Windows.
 _NAMES: Final = ("SIGINT", "SIGTERM", "SIGHUP")
 STOPPING: Final = tuple(getattr(signal, name) for name in _NAMES if hasattr(signal, name))
 
 
-class Stopped(BaseException):
-    """SIGTERM or SIGHUP arrived: like KeyboardInterrupt, no ``except Exception`` catches it."""
-
-    def __init__(self, number: int) -> None:
-        super().__init__(number)
-        self.number = number
-
-
 _stopping = False
+received: int | None = None  # the signal that stopped the command, once ``stop`` has acted on one
 _held: list[int] | None = None
 
 
 def stop(number: int, frame: FrameType | None) -> None:
     """The handler ``main()`` installs: the first signal raises; one during the way out (a second Ctrl-C,
     SIGTERM to the whole group) must not cut short the stopping of the workers, and is not acted on."""
-    global _stopping
+    global _stopping, received
     if _stopping:
         return
-    _stopping = True
-    raise KeyboardInterrupt if number == signal.SIGINT else Stopped(number)
+    _stopping, received = True, number
+    raise KeyboardInterrupt
 
 
 def _hold(number: int, frame: FrameType | None) -> None:
@@ -49,11 +40,11 @@ def _hold(number: int, frame: FrameType | None) -> None:
         _held.append(number)
 
 
-def catch() -> dict[int, Handler]:
+def catch() -> dict[int, Callable[[int, FrameType | None], object] | int | signal.Handlers | None]:
     """Have ``stop`` handle the signals that end a command, except those ignored (nohup, a background
     job); return the handlers it replaced, for ``restore``."""
-    global _stopping
-    _stopping = False
+    global _stopping, received
+    _stopping, received = False, None
     if threading.current_thread() is not threading.main_thread():
         return {}  # its signals are not this call's to handle
     replaced = {number: signal.getsignal(number) for number in STOPPING}
@@ -67,7 +58,9 @@ def catch() -> dict[int, Handler]:
     return replaced
 
 
-def restore(replaced: dict[int, Handler]) -> None:
+def restore(
+    replaced: dict[int, Callable[[int, FrameType | None], object] | int | signal.Handlers | None],
+) -> None:
     global _stopping
     _stopping = True  # nothing is acted on while the handlers go back
     for number, handler in replaced.items():

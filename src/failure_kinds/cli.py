@@ -262,13 +262,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        streams.error_line("failure-kinds: interrupted")
-        return 130
-    except _signals.Stopped as stopped:  # SIGTERM, SIGHUP: the workers are gone; end as the signal asks
+        number = _signals.received
+        if number is None or number == signal.SIGINT:
+            streams.error_line("failure-kinds: interrupted")
+            return 130
+        # SIGTERM, SIGHUP: the workers are gone; end as the signal asks.
         _signals.restore(handlers)
-        signal.signal(stopped.number, signal.SIG_DFL)
-        signal.raise_signal(stopped.number)
-        return 128 + stopped.number
+        signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
+        return 128 + number
     finally:
         _signals.restore(handlers)
 
