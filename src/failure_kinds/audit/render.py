@@ -119,7 +119,8 @@ def _actions(report: Report, number_width: int) -> list[str]:
             found.append((category, sum(row.count for row in rows), plural(distinct, noun) + what))
     stages = [row for row in report.stages if row.category in (UNREGISTERED, LEGACY)]
     if stages:
-        what = " that no FailureStage names (the stages below say what each meant)" + _STRICT
+        what = " that no FailureStage names: fix the producers to write the stage each means (below)"
+        what += _STRICT
         distinct = sum(1 for row in stages if row.value is not None)
         found.append(("stage", sum(row.count for row in stages), plural(distinct, "stage") + what))
     overlong = ""
