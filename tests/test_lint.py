@@ -411,6 +411,28 @@ def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> Non
     assert finding.message.startswith(said)
 
 
+def test_running_out_of_memory_makes_a_file_unread_never_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parse = lint.ast.parse
+
+    def starved(source: bytes, *given: Any, **options: Any) -> Any:
+        if isinstance(source, bytes) and b"starved" in source:
+            raise MemoryError
+        return parse(source, *given, **options)
+
+    monkeypatch.setattr(lint.ast, "parse", starved)
+    (tmp_path / "a.py").write_text(BAD + "starved = 1\n")
+    (tmp_path / "b.py").write_text(BAD)
+    result = run(".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "./b.py:1:24: FK001 unregistered failure kind 'bad'\n")
+    assert result.stderr == "failure-kinds lint: ./a.py: out of memory while reading\n"
+    # Output that runs out of memory as it is built ends in one line, not a traceback.
+    monkeypatch.setattr(json, "dumps", lambda *given, **options: (_ for _ in ()).throw(MemoryError()))
+    result = run("--format", "sarif", "b.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "failure-kinds: error: out of memory\n")
+
+
 def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
     """Through the command, with bounded memory: every deep file is FK000 or linted, the rest reported."""
     for index, name in enumerate(sorted(DEEP_SOURCES)):

@@ -185,14 +185,13 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
             found += 1
             try:
                 source = read_source(file_path, walked=walked, seen=seen)
+                if isinstance(source, str):
+                    counts[source] += 1
+                else:
+                    read += 1
+                    findings.extend(checker.check_source(source, file_path))
             except _Unreadable as error:
                 unreadable.append(f"{plain(file_path, PATH_LIMIT)}: {error}")
-                continue
-            if isinstance(source, str):
-                counts[source] += 1
-            else:
-                read += 1
-                findings.extend(checker.check_source(source, file_path))
         if walked and not found:
             notes.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
     skipped, repeated = counts["skipped"], counts["repeated"]
@@ -256,9 +255,13 @@ class Checker:
                 text = re.split(r"\r\n|\r|\n", _decoded(source))
                 col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
-        except (RecursionError, MemoryError):
+        except RecursionError:
             # The parser's own limits (nesting, "parser stack overflowed"): the file is capped at SIZE_LIMIT.
             return [Finding(path, 1, 1, "FK000", "cannot parse: nested too deeply for the Python parser")]
+        except MemoryError:  # the machine's limit, not the file's: it was not linted, which is no finding
+            from failure_kinds._streams import OUT_OF_MEMORY
+
+            raise _Unreadable(OUT_OF_MEMORY) from None
         uses, reads = kind_uses(tree, source, self.fields, self.names)
         judged: list[tuple[ast.Constant | MissingName, tuple[str, str, str | None]]] = []
         for use in {id(use): use for use in uses}.values():  # a constant used twice is one literal
