@@ -411,6 +411,7 @@ def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> Non
     assert finding.message.startswith(said)
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="3.11's parser gives its nesting limit as a bare MemoryError")
 def test_running_out_of_memory_makes_a_file_unread_never_a_finding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

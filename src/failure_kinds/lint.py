@@ -255,13 +255,15 @@ class Checker:
                 text = re.split(r"\r\n|\r|\n", _decoded(source))
                 col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
-        except RecursionError:
+        except (RecursionError, MemoryError) as error:
             # The parser's own limits (nesting, "parser stack overflowed"): the file is capped at SIZE_LIMIT.
-            return [Finding(path, 1, 1, "FK000", "cannot parse: nested too deeply for the Python parser")]
-        except MemoryError:  # the machine's limit, not the file's: it was not linted, which is no finding
-            from failure_kinds._streams import OUT_OF_MEMORY
+            # Python 3.11 gives the stack's limit as a bare MemoryError, which later versions give only when
+            # memory runs out: the machine's limit, not the file's, so the file is unread, not a finding.
+            if isinstance(error, MemoryError) and not error.args and sys.version_info >= (3, 12):
+                from failure_kinds._streams import OUT_OF_MEMORY
 
-            raise _Unreadable(OUT_OF_MEMORY) from None
+                raise _Unreadable(OUT_OF_MEMORY) from None
+            return [Finding(path, 1, 1, "FK000", "cannot parse: nested too deeply for the Python parser")]
         uses, reads = kind_uses(tree, source, self.fields, self.names)
         judged: list[tuple[ast.Constant | MissingName, tuple[str, str, str | None]]] = []
         for use in {id(use): use for use in uses}.values():  # a constant used twice is one literal
