@@ -379,6 +379,12 @@ UNLINTABLE = {
     "syntax, byte-order mark": ('\ufeffx = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
     "syntax, lone CR": ('x = 1\ry = "é" +\n'.encode(), (2, 10), "cannot parse: invalid syntax"),
     "syntax, declared": (b'# coding: latin-1\nx = "\xe9\xe9" +\n', (2, 11), "cannot parse: invalid syntax"),
+    "unmatched bracket after non-ASCII": ('x = "😀😀" + )\n'.encode(), (1, 12), "cannot parse: unmatched ')'"),
+    "mismatched bracket": ('x = ["😀😀"}\n'.encode(), (1, 10), "cannot parse: closing parenthesis '}'"),
+    "unterminated string": ('x = "😀😀"; y = "abc\n'.encode(), (1, 15), "cannot parse: unterminated string"),
+    "invalid decimal": ('x = "😀😀"; y = 1abc\n'.encode(), (1, 15), "cannot parse: invalid decimal literal"),
+    "invalid character": ('x = "😀" + €\n'.encode(), (1, 11), "cannot parse: invalid character '€'"),
+    "vertical tab": ('x = "é"\vy\n'.encode(), (1, 8), "cannot parse: invalid non-printable character"),
     "null byte": (b"x = 1\x00\n", (1, 1), "cannot parse: source code string cannot contain null bytes"),
     # Its column depends on the Python version.
     "latin-1 undeclared": (b'x = "caf\xe9"\n', None, "cannot parse: (unicode error) 'utf-8' codec can't"),
