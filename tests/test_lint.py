@@ -379,7 +379,7 @@ UNLINTABLE = {
     "syntax, byte-order mark": ('\ufeffx = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
     "syntax, lone CR": ('x = 1\ry = "é" +\n'.encode(), (2, 10), "cannot parse: invalid syntax"),
     "syntax, declared": (b'# coding: latin-1\nx = "\xe9\xe9" +\n', (2, 11), "cannot parse: invalid syntax"),
-    "unmatched bracket after non-ASCII": ('x = "😀😀" + )\n'.encode(), (1, 12), "cannot parse: unmatched ')'"),
+    "unmatched bracket": ('x = "😀😀" + )\n'.encode(), (1, 12), "cannot parse: unmatched ')'"),
     "mismatched bracket": ('x = ["😀😀"}\n'.encode(), (1, 10), "cannot parse: closing parenthesis '}'"),
     "unterminated string": ('x = "😀😀"; y = "abc\n'.encode(), (1, 15), "cannot parse: unterminated string"),
     "invalid decimal": ('x = "😀😀"; y = 1abc\n'.encode(), (1, 15), "cannot parse: invalid decimal literal"),
@@ -417,7 +417,9 @@ def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> Non
     assert finding.message.startswith(said)
 
 
-@pytest.mark.skipif(sys.version_info < (3, 12), reason="3.11's parser gives its nesting limit as a bare MemoryError")
+@pytest.mark.skipif(
+    sys.version_info < (3, 12), reason="3.11 gives the parser's nesting limit as a MemoryError"
+)
 def test_running_out_of_memory_makes_a_file_unread_never_a_finding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -437,7 +439,8 @@ def test_running_out_of_memory_makes_a_file_unread_never_a_finding(
     # Output that runs out of memory as it is built ends in one line, not a traceback.
     monkeypatch.setattr(json, "dumps", lambda *given, **options: (_ for _ in ()).throw(MemoryError()))
     result = run("--format", "sarif", "b.py", cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", "failure-kinds: error: out of memory\n")
+    said = "failure-kinds: error: out of memory\n"
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", said)
 
 
 def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:
