@@ -379,6 +379,12 @@ UNLINTABLE = {
     "syntax, byte-order mark": ('\ufeffx = "😀漢" +\n'.encode(), (1, 11), "cannot parse: invalid syntax"),
     "syntax, lone CR": ('x = 1\ry = "é" +\n'.encode(), (2, 10), "cannot parse: invalid syntax"),
     "syntax, declared": (b'# coding: latin-1\nx = "\xe9\xe9" +\n', (2, 11), "cannot parse: invalid syntax"),
+    "unmatched bracket": ('x = "😀😀" + )\n'.encode(), (1, 12), "cannot parse: unmatched ')'"),
+    "mismatched bracket": ('x = ["😀😀"}\n'.encode(), (1, 10), "cannot parse: closing parenthesis '}'"),
+    "unterminated string": ('x = "😀😀"; y = "abc\n'.encode(), (1, 15), "cannot parse: unterminated string"),
+    "invalid decimal": ('x = "😀😀"; y = 1abc\n'.encode(), (1, 15), "cannot parse: invalid decimal literal"),
+    "invalid character": ('x = "😀" + €\n'.encode(), (1, 11), "cannot parse: invalid character '€'"),
+    "vertical tab": ('x = "é"\vy\n'.encode(), (1, 8), "cannot parse: invalid non-printable character"),
     "null byte": (b"x = 1\x00\n", (1, 1), "cannot parse: source code string cannot contain null bytes"),
     # Its column depends on the Python version.
     "latin-1 undeclared": (b'x = "caf\xe9"\n', None, "cannot parse: (unicode error) 'utf-8' codec can't"),
@@ -409,6 +415,36 @@ def test_a_file_that_cannot_be_linted_is_fk000_with_the_reason(name: str) -> Non
     (finding,) = lint.Checker().check_source(source, "x.py")
     assert (*(place or (1, finding.col)), "FK000") == (finding.line, finding.col, finding.code)
     assert finding.message.startswith(said)
+
+
+def test_running_out_of_memory_makes_a_file_unread_never_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parse = lint.ast.parse
+
+    def starved(source: bytes, *given: Any, **options: Any) -> Any:
+        if isinstance(source, bytes) and b"starved" in source:
+            raise MemoryError
+        return parse(source, *given, **options)
+
+    monkeypatch.setattr(lint.ast, "parse", starved)
+    (tmp_path / "a.py").write_text(BAD + "starved = 1\n")
+    (tmp_path / "b.py").write_text(BAD)
+    result = run(".", cwd=tmp_path)
+    if sys.version_info < (3, 12):  # 3.11's parser gives its nesting limit as the same bare MemoryError
+        assert result.returncode == 1
+        assert "./a.py:1:1: FK000 cannot parse: nested too deeply" in result.stdout
+    else:
+        assert (result.returncode, result.stdout) == (
+            2,
+            "./b.py:1:24: FK001 unregistered failure kind 'bad'\n",
+        )
+        assert result.stderr == "failure-kinds lint: ./a.py: out of memory while reading\n"
+    # Output that runs out of memory as it is built ends in one line, not a traceback.
+    monkeypatch.setattr(json, "dumps", lambda *given, **options: (_ for _ in ()).throw(MemoryError()))
+    result = run("--format", "sarif", "b.py", cwd=tmp_path)
+    said = "failure-kinds: error: out of memory\n"
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", said)
 
 
 def test_hostile_files_do_not_stop_the_run(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -497,3 +498,33 @@ def test_a_diff_of_a_file_outside_the_working_directory_is_named_in_a_note(tmp_p
     assert result.returncode == 1
     assert "a.py: outside the working directory, so patch -p0 and git apply do not apply" in result.stderr
     assert run("--diff", str(tmp_path / "a.py"), cwd=tmp_path).stdout.startswith("--- a.py\n")
+
+
+def test_many_fixes_on_one_line_cost_work_in_proportion_to_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work counted: the characters of each line encoded or sliced as its fixes are applied."""
+    from failure_kinds import _fix
+
+    counted: list[int] = []
+
+    class Counted(str):
+        def encode(self, *given: Any) -> bytes:
+            counted.append(len(self))
+            return super().encode(*given)
+
+        def __getitem__(self, key: Any) -> str:
+            part = super().__getitem__(key)
+            counted.append(len(part))
+            return part
+
+    lines = _fix._LINE
+    split = types.SimpleNamespace(findall=lambda text: [Counted(line) for line in lines.findall(text)])
+    monkeypatch.setattr(_fix, "_LINE", split)
+    work = []
+    for count in (2000, 4000):
+        source = b"x = [" + b'{"failure_kind": "peer_drop"}, ' * count + b"]\n"
+        fixes = [finding.fix for finding in lint.Checker().check_source(source, "x.py") if finding.fix]
+        counted.clear()
+        after, changes = _fix.apply(source, fixes)
+        assert (len(changes), after) == (count, source.replace(b"peer_drop", b"transport_peer_drop"))
+        work.append(sum(counted))
+    assert 0 < work[1] <= 2.2 * work[0]

@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
 from typing import NamedTuple
 
 from failure_kinds import FailureKindsError
-from failure_kinds.lint import SIZE_LIMIT, Fix, character_index, declared_encoding, read_error
+from failure_kinds.lint import SIZE_LIMIT, Fix, declared_encoding, read_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import BinaryIO
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
@@ -51,21 +52,35 @@ def apply(source: bytes, fixes: Sequence[Fix]) -> tuple[bytes, list[Change]]:
     except (UnicodeError, LookupError):
         raise Unfixable(f"its bytes do not survive decoding as {encoding} and encoding again") from None
     original = _LINE.findall(text)
-    lines, moved = list(original), [0] * len(original)
+    lines = list(original)
     changes: list[Change] = []
-    for fix in sorted(fixes, key=lambda item: (item.line, item.offset)):
-        number = fix.line - 1
-        if fix.line != fix.end_line or not 0 <= number < len(lines):
-            continue
-        start, end = (character_index(original[number], offset) for offset in (fix.offset, fix.end_offset))
-        match = _LITERAL.fullmatch(original[number][start:end])
-        if match is None or match["body"] != fix.old:
-            continue
-        line, shift = lines[number], moved[number]
-        lines[number] = line[: start + shift] + match["opening"] + fix.new + match[2] + line[end + shift :]
-        changes.append(Change(fix, start + len(match["opening"]) + 1, start + shift + 1))
-        moved[number] += len(fix.new) - len(fix.old)
+    usable = (fix for fix in fixes if fix.line == fix.end_line and 0 < fix.line <= len(lines))
+    # Each line with fixes is encoded once and built once from its pieces, however many fixes it has.
+    ordered = sorted(usable, key=lambda fix: (fix.line, fix.offset))
+    for number, together in itertools.groupby(ordered, key=lambda fix: fix.line):
+        line, on_line = original[number - 1], list(together)
+        indexes = _indexes(line, [offset for fix in on_line for offset in (fix.offset, fix.end_offset)])
+        pieces: list[str] = []
+        position = shift = 0
+        for fix in on_line:
+            start, end = next(indexes), next(indexes)
+            match = _LITERAL.fullmatch(line[start:end])
+            if start < position or match is None or match["body"] != fix.old:
+                continue
+            pieces += [line[position:start], match["opening"], fix.new, match[2]]
+            changes.append(Change(fix, start + len(match["opening"]) + 1, start + shift + 1))
+            position, shift = end, shift + len(fix.new) - len(fix.old)
+        lines[number - 1] = "".join([*pieces, line[position:]])
     return "".join(lines).encode(encoding), changes
+
+
+def _indexes(line: str, offsets: list[int]) -> Iterator[int]:
+    """The index in ``line`` of each of the parser's UTF-8 byte ``offsets``, which go along the line."""
+    encoded, done, characters = line.encode("utf-8", "surrogatepass"), 0, 0
+    for offset in offsets:
+        characters += len(encoded[done:offset].decode("utf-8", "ignore"))
+        done = max(done, offset)
+        yield characters
 
 
 def diff_name(path: str) -> tuple[bytes, bool]:

@@ -185,14 +185,13 @@ def lint_paths(paths: Sequence[str], checker: Checker, notes: list[str]) -> tupl
             found += 1
             try:
                 source = read_source(file_path, walked=walked, seen=seen)
+                if isinstance(source, str):
+                    counts[source] += 1
+                else:
+                    read += 1
+                    findings.extend(checker.check_source(source, file_path))
             except _Unreadable as error:
                 unreadable.append(f"{plain(file_path, PATH_LIMIT)}: {error}")
-                continue
-            if isinstance(source, str):
-                counts[source] += 1
-            else:
-                read += 1
-                findings.extend(checker.check_source(source, file_path))
         if walked and not found:
             notes.append(f"{plain(path, PATH_LIMIT)}: no *.py or *.pyi files in this directory")
     skipped, repeated = counts["skipped"], counts["repeated"]
@@ -252,12 +251,24 @@ class Checker:
                 return [Finding(path, 1, 1, "FK000", f"cannot parse: {wide or error}")]
             line, col = max(error.lineno or 1, 1), max(error.offset or 1, 1)
             if sys.version_info < (3, 13) and not _names_encoding(source):
-                # The parser of 3.11 and 3.12 counts UTF-8 bytes where the source names no encoding.
-                text = re.split(r"\r\n|\r|\n", _decoded(source))
-                col = character_index(text[line - 1], col - 1) + 1 if line <= len(text) else col
+                # Where the source names no encoding, the parser of 3.11 and 3.12 counts UTF-8 bytes in its
+                # own errors and characters in the tokenizer's; given text, it counts characters in both.
+                try:
+                    ast.parse(_decoded(source), filename=path)
+                except SyntaxError as again:
+                    if (again.msg, again.lineno) == (error.msg, error.lineno):
+                        col = max(again.offset or 1, 1)
+                except (ValueError, RecursionError, MemoryError):
+                    pass  # the column as the bytes gave it
             return [Finding(path, line, col, "FK000", f"cannot parse: {error.msg}")]
-        except (RecursionError, MemoryError):
+        except (RecursionError, MemoryError) as error:
             # The parser's own limits (nesting, "parser stack overflowed"): the file is capped at SIZE_LIMIT.
+            # Python 3.11 gives the stack's limit as a bare MemoryError, which later versions give only when
+            # memory runs out: the machine's limit, not the file's, so the file is unread, not a finding.
+            if isinstance(error, MemoryError) and not error.args and sys.version_info >= (3, 12):
+                from failure_kinds._streams import OUT_OF_MEMORY
+
+                raise _Unreadable(OUT_OF_MEMORY) from None
             return [Finding(path, 1, 1, "FK000", "cannot parse: nested too deeply for the Python parser")]
         uses, reads = kind_uses(tree, source, self.fields, self.names)
         judged: list[tuple[ast.Constant | MissingName, tuple[str, str, str | None]]] = []
@@ -399,11 +410,6 @@ def _names_encoding(source: bytes) -> bool:
     second = head[1] if re.fullmatch(rb"[ \t\f]*(?:#.*)?\n", head[0]) else b""
     cookie = re.compile(rb"[ \t\f]*#.*?coding[:=][ \t]*[-\w.]")
     return source.startswith(b"\xef\xbb\xbf") or any(cookie.match(line) for line in (head[0], second))
-
-
-def character_index(line: str, offset: int) -> int:
-    """The index in ``line`` of the parser's UTF-8 byte ``offset``."""
-    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
 
 
 def _decoded(source: bytes) -> str:

@@ -87,12 +87,12 @@ def _fix(
         shown = plain(path, lint.PATH_LIMIT)
         try:
             before = lint.read_source(path)
+            if not isinstance(before, bytes):  # a path named, not walked, is never skipped
+                continue
+            relinted[path] = checker.check_source(before, path)
         except lint._Unreadable as error:  # pyright: ignore[reportPrivateUsage]
             unreadable.append(f"{shown}: {error}")
             continue
-        if not isinstance(before, bytes):  # a path named, not walked, is never skipped
-            continue
-        relinted[path] = checker.check_source(before, path)
         try:
             after, changes = fixing.apply(before, [finding.fix for finding in relinted[path] if finding.fix])
             if changes:
