@@ -12,7 +12,9 @@ import sys
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from audit_support import assert_adds_up, jsonl
@@ -427,3 +429,26 @@ def test_each_audit_module_imports_without_its_extra_and_is_cut_to_a_readable_si
         if parts[:2] == ("failure_kinds", "audit"):
             importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
         assert path.read_text(encoding="utf-8").count("\n") <= 600, path
+
+
+def test_first_locations_of_a_batch_full_of_new_values_cost_one_pass_not_a_search_each() -> None:
+    """Past the distinct cap every value of a batch can be new to the tally: the first locations of a
+    batch of n new values must cost about n steps, not n searches of the batch."""
+    from failure_kinds.audit.partial import FirstIndex
+
+    class Watched(list[object]):
+        searches = 0
+        passes = 0
+
+        def index(self, value: object, *bounds: Any) -> int:  # type: ignore[override]
+            Watched.searches += 1
+            return super().index(value, *bounds)
+
+        def __iter__(self) -> Iterator[object]:
+            Watched.passes += 1
+            return super().__iter__()
+
+    values = Watched([None, *(f"v{index}" for index in range(5_000)), "v7"])
+    first = FirstIndex(lambda: values)
+    assert [first(f"v{index}") for index in range(5_000)] == list(range(1, 5_001))
+    assert (Watched.searches, Watched.passes) == (8, 1)

@@ -291,17 +291,17 @@ class PartialReport:
             if field.first_invalid is None:
                 field.first_invalid = (file_index, line_of(_first_invalid(kinds())))
         if kind_counts:
-            where = self._count_kinds(field, kind_counts, kinds, file_index, line_of)
+            where = self._count_kinds(field, kind_counts, FirstIndex(kinds), file_index, line_of)
             for kind, stage_key, count in staged:
                 where[kind][stage_key] += count
         if stage_counts:
-            tally = field.stages
+            tally, first_stage = field.stages, FirstIndex(stages)
             for value, count in stage_counts.items():
                 key = value if len(value) <= limit else shorten(value, limit)
                 if key in tally.counts:
                     tally.counts[key] += count
                 else:
-                    location = (file_index, line_of(stages().index(value)))
+                    location = (file_index, line_of(first_stage(value)))
                     field.stale += tally.add_new(key, stage_category(value), count, location) is not None
             field.compact(STALE + len(tally.counts))
         return found
@@ -310,7 +310,7 @@ class PartialReport:
         self,
         field: FieldTally,
         kind_counts: dict[str, int],
-        kinds: Callable[[], list[object]],
+        first: FirstIndex,
         file_index: int,
         line_of: Callable[[int], int],
     ) -> dict[str, Counter[object]]:
@@ -333,7 +333,7 @@ class PartialReport:
                 category = settings.category(value) if cached is None else cached
                 if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
                     known_categories[value] = category
-                lost = tally.add_new(key, category, count, (file_index, line_of(kinds().index(value))))
+                lost = tally.add_new(key, category, count, (file_index, line_of(first(value))))
                 if lost is not None and lost != key:
                     field.drop_kind(lost, category)
             placed.append((value, key, category))
@@ -344,7 +344,7 @@ class PartialReport:
             if server in field.servers.counts:
                 field.servers.counts[server] += count
             else:  # at the server's first value in this batch
-                at = min(map(kinds().index, values))
+                at = min(map(first, values))
                 field.servers.add_new(server, SERVER, count, (file_index, line_of(at)))
         # Once every value of the batch is counted: one met late may have taken an earlier one's row.
         for value, key, category in placed:
@@ -495,6 +495,32 @@ def _paths(part: FilePart, number: int) -> list[str]:
 def _hashable(value: object) -> object:
     """A list or object at a path stands in the tally as INVALID, which is what it counts as."""
     return value if value.__class__ in (str, type(None)) or value in (ABSENT, BLANK, UNPARSEABLE) else INVALID
+
+
+class FirstIndex:
+    """Where a string is first in a batch's values: a search for each of the few values new to a tally;
+    past the distinct cap every batch can hold thousands, which one pass over the batch finds instead."""
+
+    __slots__ = ("found", "searches", "values")
+
+    def __init__(self, values: Callable[[], list[object]]) -> None:
+        self.values = values
+        self.searches = 0
+        self.found: dict[object, int] | None = None
+
+    def __call__(self, value: str) -> int:
+        if self.found is None:
+            self.searches += 1
+            if self.searches <= _SEARCHES:
+                return self.values().index(value)
+            self.found = {}
+            for index, item in enumerate(self.values()):
+                if type(item) is str and item not in self.found:
+                    self.found[item] = index
+        return self.found[value]
+
+
+_SEARCHES: Final = 8
 
 
 def _first_invalid(values: list[object]) -> int:
