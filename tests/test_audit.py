@@ -449,6 +449,6 @@ def test_first_locations_of_a_batch_full_of_new_values_cost_one_pass_not_a_searc
             return super().__iter__()
 
     values = Watched([None, *(f"v{index}" for index in range(5_000)), "v7"])
-    first = FirstIndex(lambda: values)
+    first = FirstIndex(values)
     assert [first(f"v{index}") for index in range(5_000)] == list(range(1, 5_001))
     assert (Watched.searches, Watched.passes) == (8, 1)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, Final
 
-    from .sources import Columns, Decoder, Row
+    from .sources import Columns, Decoder
 
 BOM: Final = b"\xef\xbb\xbf"
 # Per file and field, the first this many records without the field are read whole for the paths where
@@ -162,7 +161,7 @@ class PartialReport:
             # Empty lines are left out before decoding, which would take the careful path for them;
             # the lines list still gives every value its physical line.
             present = [line for line in lines if line and line != b"\n"]
-            self._add(decoder.batch(present, ascii) if present else [], len(lines), lines, present)
+            self._add(decoder.batch(present, ascii), len(lines), lines, present)
         else:
             self._add(decoder.batch(lines, ascii), len(lines), None, lines)
 
@@ -171,7 +170,7 @@ class PartialReport:
         if self.first_overlong is None:
             self.first_overlong = (len(self.files) - 1, self.files[-1].lines + 1)
         self.overlong += 1
-        self._add([(UNPARSEABLE,) * len(self.settings.paths)], 1, None, None)
+        self._add([[UNPARSEABLE] for _ in self.settings.paths], 1, None, None)
 
     def add_blank(self, lines: int) -> None:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
@@ -181,7 +180,7 @@ class PartialReport:
         """Count the next lines (or rows) of the current file, already decoded: per path of
         ``settings.paths``, one value per line: a str, None (null), ABSENT, any other value (invalid), or
         the line's UNPARSEABLE or BLANK (not a record) in every column."""
-        self._add(list(zip(*columns, strict=True)), len(columns[0]), None, None)
+        self._add(columns, len(columns[0]), None, None)
 
     def add_error(self, error: str) -> None:
         """The current file could not be read (to its end): the first error is reported."""
@@ -190,7 +189,7 @@ class PartialReport:
             part.error = error
 
     def _add(
-        self, rows: list[Row], lines: int, sparse: list[bytes] | None, decoded: list[bytes] | None
+        self, columns: Columns, lines: int, sparse: list[bytes] | None, decoded: list[bytes] | None
     ) -> None:
         part = self.files[-1]
         file_index, first_line = len(self.files) - 1, part.lines + 1
@@ -203,44 +202,26 @@ class PartialReport:
                 positions.extend(number for number, line in enumerate(sparse) if line and line != b"\n")
             return first_line + positions[index]
 
-        try:
-            counted = Counter(rows)
-        except TypeError:  # a list or an object at a path: INVALID stands for it, as it counts as that
-            rows = [tuple(map(_hashable, row)) for row in rows]
-            counted = Counter(rows)
-        made: dict[int, list[object]] = {}
-
-        def column(position: int) -> list[object]:  # one path's values, made only when asked for
-            if position not in made:
-                made[position] = [row[position] for row in rows]
-            return made[position]
-
         blank = 0
         for number, (kind_at, stage_at) in enumerate(self._positions):
-            if (kind_at, stage_at) == (0, 1) and len(self.settings.paths) == 2:
-                pairs: Counter[tuple[object, ...]] = counted  # one field and its stage: the rows are pairs
-            else:
-                pairs = Counter()
-                for row, count in counted.items():
-                    pairs[row[kind_at], row[stage_at]] += count
-            kinds = functools.partial(column, kind_at)
+            kinds = columns[kind_at]
             counts = self._tally(
-                number, pairs, kinds, functools.partial(column, stage_at), file_index, line_of
+                number, _pairs(kinds, columns[stage_at]), kinds, columns[stage_at], file_index, line_of
             )
             if number == 0:
                 blank = counts[BLANK]
                 if unparseable := counts[UNPARSEABLE]:
                     self.unparseable += unparseable
                     if self.first_unparseable is None:
-                        self.first_unparseable = (file_index, line_of(kinds().index(UNPARSEABLE)))
+                        self.first_unparseable = (file_index, line_of(kinds.index(UNPARSEABLE)))
             part.with_kind[number] += counts[str]
             if counts[None] or counts[str] or counts[INVALID]:
                 part.present[number] = True
             if absent := counts[ABSENT]:
                 if not part.present[number] and part.absent[number] < PROBED and decoded is not None:
-                    self._probe(part, number, kinds(), decoded)
+                    self._probe(part, number, kinds, decoded)
                 part.absent[number] += absent
-        records = len(rows) - blank
+        records = len(columns[0]) - blank
         part.records += records
         part.lines += lines
         self.records += records
@@ -248,9 +229,9 @@ class PartialReport:
     def _tally(
         self,
         number: int,
-        pairs: Counter[tuple[object, ...]],
-        kinds: Callable[[], list[object]],
-        stages: Callable[[], list[object]],
+        pairs: Counter[tuple[object, object]],
+        kinds: list[object],
+        stages: list[object],
         file_index: int,
         line_of: Callable[[int], int],
     ) -> dict[object, int]:
@@ -279,7 +260,7 @@ class PartialReport:
                 stage_key = INVALID
                 field.stage_invalid += count
                 if field.first_stage_invalid is None:
-                    field.first_stage_invalid = (file_index, line_of(_first_invalid(stages())))
+                    field.first_stage_invalid = (file_index, line_of(_first_invalid(stages)))
             if type(kind) is str:
                 staged.append((kind, stage_key, count))
         found[str] = sum(kind_counts.values())
@@ -289,7 +270,7 @@ class PartialReport:
         if found[INVALID]:
             field.invalid += found[INVALID]
             if field.first_invalid is None:
-                field.first_invalid = (file_index, line_of(_first_invalid(kinds())))
+                field.first_invalid = (file_index, line_of(_first_invalid(kinds)))
         if kind_counts:
             where = self._count_kinds(field, kind_counts, FirstIndex(kinds), file_index, line_of)
             for kind, stage_key, count in staged:
@@ -492,6 +473,17 @@ def _paths(part: FilePart, number: int) -> list[str]:
     return sorted(found, key=lambda path: (found[path], path))
 
 
+def _pairs(kinds: list[object], stages: list[object]) -> Counter[tuple[object, object]]:
+    """The records of one batch per (kind, stage). Where no record has the stage, the kinds alone are
+    counted, with no pair made per record."""
+    try:
+        if stages.count(ABSENT) == len(stages):
+            return Counter({(kind, ABSENT): count for kind, count in Counter(kinds).items()})
+        return Counter(zip(kinds, stages, strict=True))
+    except TypeError:  # a list or an object at a path: INVALID stands for it, as it counts as that
+        return _pairs(list(map(_hashable, kinds)), list(map(_hashable, stages)))
+
+
 def _hashable(value: object) -> object:
     """A list or object at a path stands in the tally as INVALID, which is what it counts as."""
     return value if value.__class__ in (str, type(None)) or value in (ABSENT, BLANK, UNPARSEABLE) else INVALID
@@ -503,7 +495,7 @@ class FirstIndex:
 
     __slots__ = ("found", "searches", "values")
 
-    def __init__(self, values: Callable[[], list[object]]) -> None:
+    def __init__(self, values: list[object]) -> None:
         self.values = values
         self.searches = 0
         self.found: dict[object, int] | None = None
@@ -512,9 +504,9 @@ class FirstIndex:
         if self.found is None:
             self.searches += 1
             if self.searches <= _SEARCHES:
-                return self.values().index(value)
+                return self.values.index(value)
             self.found = {}
-            for index, item in enumerate(self.values()):
+            for index, item in enumerate(self.values):
                 if type(item) is str and item not in self.found:
                     self.found[item] = index
         return self.found[value]

@@ -6,8 +6,10 @@ UNPARSEABLE or BLANK."""
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import json
+from itertools import repeat
 from json.scanner import make_scanner
 from operator import attrgetter
 from typing import TypeAlias
@@ -304,7 +306,7 @@ UNPARSEABLE: Final = _Marker("UNPARSEABLE")  # not UTF-8, not JSON, not an objec
 BLANK: Final = _Marker("BLANK")  # empty or white space only: not a record, but a line
 OTHER: Final = _Marker("OTHER")  # in a kind's stages: a stage without a row of its own (past the cap)
 Row: TypeAlias = tuple[object, ...]
-"""What ``Decoder.batch`` gives per line: the value at each path, or the line's marker at every one."""
+"""What one line holds at each path, or the line's marker at every one (``Decoder.batch`` gives columns)."""
 Columns: TypeAlias = list[list[object]]
 """Values already decoded, one list per path (``PartialReport.add_columns``)."""
 
@@ -317,36 +319,40 @@ class Decoder:
 
     def __init__(self, paths: Sequence[str], msgspec: Any = None) -> None:
         self.paths: list[list[str]] = [path.split(".") for path in paths]
+        self._keys = [path[0] for path in self.paths] if max(map(len, self.paths)) == 1 else None
         # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
         # expression matches per call. typeshed types its argument as the scanner class; any decoder is.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
         self._decode: Callable[[bytes], Any] | None = None
         if msgspec is not None:
             self._decode = msgspec.json.Decoder(_shape(msgspec, self.paths, [], "Record")).decode
-            self._row = _row_getter(self.paths)
+            self._getters = _getters(self.paths)
 
-    def batch(self, lines: list[bytes], ascii: bool = False) -> list[Row]:
-        """One row per line, one entry per path: the string there, None, ABSENT, INVALID (or the value
+    def batch(self, lines: list[bytes], ascii: bool = False) -> Columns:
+        """One list per path, one entry per line: the string there, None, ABSENT, INVALID (or the value
         itself for an invalid one); or the line's BLANK or UNPARSEABLE at every path. ``ascii``: every
         byte of ``lines`` is."""
         if self._decode is not None and (ascii or all(map(bytes.isascii, lines))):
             # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
-            # strings it skips) and decodes; else line by line.
+            # strings it skips) and decodes; else line by line. Read a column at a time, the values of a
+            # path that is not there are ABSENT, with no tuple made per line.
             decode = self._decode
             try:
                 records: list[Any] = deeper(lambda: list(map(decode, lines)))
-                return list(map(self._row, records))
             except Exception:
                 pass
+            else:
+                return [list(map(get, records)) for get in self._getters]
         rows: list[Row] = deeper(lambda: list(map(self._line, lines)))
-        return rows
+        return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in self.paths]
 
     def _line(self, line: bytes) -> tuple[object, ...]:
         if not line or line.isspace():
             return (BLANK,) * len(self.paths)
         if self._decode is not None and line.isascii():
             try:
-                return tuple(map(_leaf, self._row(self._decode(line))))
+                record = self._decode(line)
+                return tuple(_leaf(get(record)) for get in self._getters)
             except Exception:
                 pass
         return self._careful(line)
@@ -370,6 +376,8 @@ class Decoder:
         # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
         if document.__class__ is not dict:
             return (UNPARSEABLE,) * len(self.paths)
+        if self._keys is not None:  # paths of one name each, read in C; an invalid value stays itself
+            return tuple(map(document.get, self._keys, repeat(ABSENT)))
         return tuple(value_at(document, path) for path in self.paths)
 
     @staticmethod
@@ -419,14 +427,11 @@ def _shape(msgspec: Any, paths: list[list[str]], prefix: list[str], name: str) -
     return msgspec.defstruct(name, fields, rename=rename, gc=False)
 
 
-def _row_getter(paths: list[list[str]]) -> Callable[[Any], Row]:
-    """What the msgspec Struct of a line holds at every path (attributes named as ``_shape`` names
-    them), as decoded: the tally sorts the values into kinds and invalid ones. Paths of one name each
-    are read in C."""
-    if len(paths) > 1 and all(len(path) == 1 for path in paths):
-        get: Callable[[Any], Row] = attrgetter(*(f"f{number}" for number in range(len(paths))))
-        return get
-    attributes: list[list[str]] = []
+def _getters(paths: list[list[str]]) -> list[Callable[[Any], object]]:
+    """For each path, what the msgspec Struct of a line holds there (attributes named as ``_shape``
+    names them), as decoded: the tally sorts the values into kinds and invalid ones. A path of one name
+    is read in C."""
+    getters: list[Callable[[Any], object]] = []
     for path in paths:
         names: list[str] = []
         for depth in range(len(path)):
@@ -434,17 +439,17 @@ def _row_getter(paths: list[list[str]]) -> Callable[[Any], Row]:
                 other[depth] for other in paths if len(other) > depth and other[:depth] == path[:depth]
             )
             names.append(f"f{list(siblings).index(path[depth])}")
-        attributes.append(names)
+        getters.append(attrgetter(names[0]) if len(names) == 1 else functools.partial(_walk, names))
+    return getters
 
-    def walk(record: Any, names: list[str]) -> object:
-        value = record
-        for name in names:
-            if value is None or value is ABSENT:
-                return value
-            value = getattr(value, name)
-        return value
 
-    return lambda record: tuple(walk(record, names) for names in attributes)
+def _walk(names: list[str], record: Any) -> object:
+    value = record
+    for name in names:
+        if value is None or value is ABSENT:
+            return value
+        value = getattr(value, name)
+    return value
 
 
 def _leaf(value: object) -> object:
