@@ -496,8 +496,8 @@ class FirstIndex:
     __slots__ = ("found", "searches", "values")
 
     def __init__(self, values: list[object]) -> None:
-        self.values = values
-        self.searches = 0
+        self.values: list[object] = values
+        self.searches: int = 0
         self.found: dict[object, int] | None = None
 
     def __call__(self, value: str) -> int:
