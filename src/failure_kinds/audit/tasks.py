@@ -323,12 +323,18 @@ def run_batch(
     return partial
 
 
-def work(batch: Batch, settings: AuditSettings, fast: bool, opener: Opener = local) -> PartialReport:
-    """What a worker (of the pool or on Ray) does with a batch: its partial, sent back pickled; a batch
-    that runs out of memory gives a partial that says so rather than a lost worker."""
+def work(
+    batch: Batch,
+    settings: AuditSettings,
+    fast: bool,
+    opener: Opener = local,
+    progress: Progress | None = None,
+) -> PartialReport:
+    """What a worker (of the pool or on Ray, or this process) does with a batch: its partial; a batch
+    that runs out of memory gives a partial that says so rather than a lost worker or a traceback."""
     partial = None
     with contextlib.suppress(MemoryError):  # failed_batch runs once what the read held is freed
-        partial = run_batch(batch, settings, fast, opener)
+        partial = run_batch(batch, settings, fast, opener, progress)
     return failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial
 
 
@@ -477,10 +483,7 @@ def run_here(
     """The batches read one after the other in this process."""
     merge = OrderedMerge()
     for index, batch in enumerate(batches):
-        partial = None
-        with contextlib.suppress(MemoryError):  # as in work
-            partial = run_batch(batch, settings, fast, local, progress)
-        merge.add(index, failed_batch(batch, settings, OUT_OF_MEMORY) if partial is None else partial)
+        merge.add(index, work(batch, settings, fast, local, progress))
         meter.advance(batch_size(batch))
     return merge.result(settings)
 
