@@ -21,7 +21,6 @@ from .render import Progress
 from .settings import DISTINCT_LIMIT, LINE_BYTES, VALUE_CHARS, AuditError, settings_for
 from .sources import is_uri, make_decoder
 from .tasks import (
-    MIN_CHUNK_BYTES,
     STREAM,
     audit_tasks,
     batched,
@@ -44,6 +43,9 @@ if TYPE_CHECKING:
 
 # Below this many bytes in all, worker processes cost more than they save: one pass in this process.
 PARALLEL_MIN_BYTES: Final = 32 << 20
+# That pass reads batches of files of about this many bytes: running out of memory names the files of
+# one batch, and each batch's partial counts every distinct value it holds once more.
+HERE_BATCH_BYTES: Final = 64 << 20
 _HOST_PORT: Final = re.compile(r"[\w.\-\[\]:]+:\d+")
 
 
@@ -162,8 +164,7 @@ def audit_jobs(
     total = sum(task.size for task in tasks)
     small = chunk_bytes is None and total < PARALLEL_MIN_BYTES
     if len(tasks) <= 1 or small or any(task.kind == STREAM for task in tasks):
-        # Batches of several files, so that running out of memory names only the files of one.
-        batches = batched(plan(sources, 1, 0), MIN_CHUNK_BYTES)
+        batches = batched(plan(sources, 1, 0), HERE_BATCH_BYTES)
         return run_here(batches, settings, Progress(None, 0), fast, Progress(progress))
     # Small files are read in batches of about a range's size; a given chunk size (tests) cuts finer.
     batch_bytes = chunk_bytes if chunk_bytes is not None else chunk_bytes_for(total, jobs)

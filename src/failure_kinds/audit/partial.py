@@ -205,9 +205,7 @@ class PartialReport:
         blank = 0
         for number, (kind_at, stage_at) in enumerate(self._positions):
             kinds = columns[kind_at]
-            counts = self._tally(
-                number, _pairs(kinds, columns[stage_at]), kinds, columns[stage_at], file_index, line_of
-            )
+            counts = self._tally(number, kinds, columns[stage_at], file_index, line_of)
             if number == 0:
                 blank = counts[BLANK]
                 if unparseable := counts[UNPARSEABLE]:
@@ -229,40 +227,45 @@ class PartialReport:
     def _tally(
         self,
         number: int,
-        pairs: Counter[tuple[object, object]],
         kinds: list[object],
         stages: list[object],
         file_index: int,
         line_of: Callable[[int], int],
     ) -> dict[object, int]:
-        """Count one batch of one field (its records by kind and stage; ``kinds`` and ``stages`` give
-        the values in line order, for the first locations); return its records by what they hold: str
-        (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
+        """Count one batch of one field, its kinds and stages given in line order; return its records by
+        what they hold: str (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
         field, limit = self.fields[number], self.settings.value_chars
-        found: dict[object, int] = dict.fromkeys((str, None, ABSENT, INVALID, BLANK, UNPARSEABLE), 0)
+        found: dict[object, int] = dict.fromkeys((None, ABSENT, INVALID, BLANK, UNPARSEABLE), 0)
         kind_counts: dict[str, int] = {}
         stage_counts: dict[str, int] = {}
-        staged: list[tuple[str, object, int]] = []  # (kind, stage key, records)
-        for (kind, stage), count in pairs.items():
-            if type(kind) is str:
-                kind_counts[kind] = kind_counts.get(kind, 0) + count
-            elif kind is BLANK or kind is UNPARSEABLE:
-                found[kind] += count
-                continue  # no record, or no object: no stage either
-            else:
-                found[kind if kind is None or kind is ABSENT else INVALID] += count
-            if type(stage) is str:
-                stage_counts[stage] = stage_counts.get(stage, 0) + count
-                stage_key: object = stage if len(stage) <= limit else shorten(stage, limit)
-            elif stage is None or stage is ABSENT:
-                stage_key = None
-            else:
-                stage_key = INVALID
-                field.stage_invalid += count
-                if field.first_stage_invalid is None:
-                    field.first_stage_invalid = (file_index, line_of(_first_invalid(stages)))
-            if type(kind) is str:
-                staged.append((kind, stage_key, count))
+        staged: list[tuple[str, object, int]] = []  # (kind, stage key, records) of the kinds with a stage
+        pairs = _pairs(kinds, stages)
+        if isinstance(pairs, dict):  # no record of the batch has a stage: its kinds alone are counted
+            for kind, count in pairs.items():
+                if type(kind) is str:
+                    kind_counts[kind] = count
+                else:
+                    found[kind if kind in _NOT_KINDS else INVALID] += count
+        else:
+            for (kind, stage), count in pairs:
+                if type(kind) is str:
+                    kind_counts[kind] = kind_counts.get(kind, 0) + count
+                else:
+                    found[kind if kind in _NOT_KINDS else INVALID] += count
+                    if kind is BLANK or kind is UNPARSEABLE:
+                        continue  # no record, or no object: no stage either
+                if type(stage) is str:
+                    stage_counts[stage] = stage_counts.get(stage, 0) + count
+                    stage_key: object = stage if len(stage) <= limit else shorten(stage, limit)
+                elif stage is None or stage is ABSENT:
+                    continue
+                else:
+                    stage_key = INVALID
+                    field.stage_invalid += count
+                    if field.first_stage_invalid is None:
+                        field.first_stage_invalid = (file_index, line_of(_first_invalid(stages)))
+                if type(kind) is str:
+                    staged.append((kind, stage_key, count))
         found[str] = sum(kind_counts.values())
         field.with_kind += found[str]
         field.null += found[None]
@@ -272,9 +275,7 @@ class PartialReport:
             if field.first_invalid is None:
                 field.first_invalid = (file_index, line_of(_first_invalid(kinds)))
         if kind_counts:
-            where = self._count_kinds(field, kind_counts, FirstIndex(kinds), file_index, line_of)
-            for kind, stage_key, count in staged:
-                where[kind][stage_key] += count
+            self._count_kinds(field, kind_counts, staged, FirstIndex(kinds), file_index, line_of)
         if stage_counts:
             tally, first_stage = field.stages, FirstIndex(stages)
             for value, count in stage_counts.items():
@@ -291,16 +292,18 @@ class PartialReport:
         self,
         field: FieldTally,
         kind_counts: dict[str, int],
+        staged: list[tuple[str, object, int]],
         first: FirstIndex,
         file_index: int,
         line_of: Callable[[int], int],
-    ) -> dict[str, Counter[object]]:
-        """Count the kinds of one batch; return, for each value, where its records per stage go."""
+    ) -> None:
+        """Count the kinds of one batch, and the records of its ``staged`` kinds per stage."""
         tally, settings = field.kinds, self.settings
-        counts, limit, known_categories = tally.counts, settings.value_chars, self.known_categories
-        where: dict[str, Counter[object]] = {}
-        servers: dict[str, list[str]] = {}  # server -> its values in this batch
-        placed: list[tuple[str, str, str]] = []
+        counts, categories = tally.counts, tally.categories
+        limit, known_categories = settings.value_chars, self.known_categories
+        servers, server_counts = field.servers, field.servers.counts
+        new_servers: dict[str, list[str]] = {}  # server -> its values in this batch, for one not counted yet
+        placed: dict[str, str] = {}  # value -> category, for the staged kinds' overflow rows
         for value, count in kind_counts.items():
             # A value longer than the cut is kept under its key, never under itself: a crafted value that
             # spells another's key must not count as it.
@@ -308,7 +311,9 @@ class PartialReport:
             known = counts.get(key)
             if known is not None:
                 counts[key] = known + count
-                category = tally.categories[key]
+                category = categories[key]
+            elif tally.lost and (lost := tally.add_lost(key, count)) is not None:
+                category = lost
             else:
                 cached = known_categories.get(value) if len(value) <= limit else None
                 category = settings.category(value) if cached is None else cached
@@ -317,23 +322,27 @@ class PartialReport:
                 lost = tally.add_new(key, category, count, (file_index, line_of(first(value))))
                 if lost is not None and lost != key:
                     field.drop_kind(lost, category)
-            placed.append((value, key, category))
+            if staged:
+                placed[value] = category
             if category in (NAMESPACED, UNDECLARED):
-                servers.setdefault(shorten(value.partition(":")[0], limit), []).append(value)
-        for server, values in servers.items():
+                server = shorten(value.partition(":")[0], limit)
+                known = server_counts.get(server)
+                if known is not None:
+                    server_counts[server] = known + count
+                else:
+                    new_servers.setdefault(server, []).append(value)
+        for server, values in new_servers.items():
             count = sum(kind_counts[value] for value in values)
-            if server in field.servers.counts:
-                field.servers.counts[server] += count
-            else:  # at the server's first value in this batch
-                at = min(map(first, values))
-                field.servers.add_new(server, SERVER, count, (file_index, line_of(at)))
-        # Once every value of the batch is counted: one met late may have taken an earlier one's row.
-        for value, key, category in placed:
+            if not servers.lost or servers.add_lost(server, count) is None:  # at its first value here
+                servers.add_new(server, SERVER, count, (file_index, line_of(min(map(first, values)))))
+        # Once every value of the batch is counted, as one met late may have taken an earlier one's row.
+        for value, stage, count in staged:
+            key = value if len(value) <= limit else shorten(value, limit)
             if key in counts:
-                where[value] = field.by_stage.get(key) or field.by_stage.setdefault(key, Counter())
+                stages = field.by_stage.get(key) or field.by_stage.setdefault(key, Counter())
             else:
-                where[value] = field.overflow_by_stage.setdefault(category, Counter())
-        return where
+                stages = field.overflow_by_stage.setdefault(placed[value], Counter())
+            stages[stage] += count
 
     def _probe(self, part: FilePart, number: int, kinds: list[object], lines: list[bytes]) -> None:
         """Read whole the records of this batch without the field, up to the file's first PROBED, for
@@ -473,20 +482,25 @@ def _paths(part: FilePart, number: int) -> list[str]:
     return sorted(found, key=lambda path: (found[path], path))
 
 
-def _pairs(kinds: list[object], stages: list[object]) -> Counter[tuple[object, object]]:
-    """The records of one batch per (kind, stage). Where no record has the stage, the kinds alone are
-    counted, with no pair made per record."""
+def _pairs(kinds: list[object], stages: list[object]) -> Counter[object] | list[tuple[Pair, int]]:
+    """The records of one batch per kind where none has a stage (a Counter), or else per (kind, stage)."""
     try:
         if stages.count(ABSENT) == len(stages):
-            return Counter({(kind, ABSENT): count for kind, count in Counter(kinds).items()})
-        return Counter(zip(kinds, stages, strict=True))
+            return Counter(kinds)
+        return list(Counter(zip(kinds, stages, strict=True)).items())
     except TypeError:  # a list or an object at a path: INVALID stands for it, as it counts as that
         return _pairs(list(map(_hashable, kinds)), list(map(_hashable, stages)))
 
 
+Pair = tuple[object, object]  # (kind, stage)
+
+
 def _hashable(value: object) -> object:
     """A list or object at a path stands in the tally as INVALID, which is what it counts as."""
-    return value if value.__class__ in (str, type(None)) or value in (ABSENT, BLANK, UNPARSEABLE) else INVALID
+    return value if value.__class__ in (str, type(None)) or value in _NOT_KINDS else INVALID
+
+
+_NOT_KINDS: Final = (None, ABSENT, BLANK, UNPARSEABLE)
 
 
 class FirstIndex:

@@ -215,11 +215,14 @@ class Report:
 CATEGORY_ORDER = [MALFORMED, UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
-def _by_stage(counts: Counter[object] | None, stages: Tally, limit: int) -> list[tuple[str | None, int]]:
+def _by_stage(counts: Counter[object] | None, records: int, limit: int) -> list[tuple[str | None, int]]:
+    """A row's records per stage; those with no stage are the ones ``counts`` leaves out."""
     from .sources import INVALID, OTHER
 
-    rows: list[tuple[str | None, int]] = []
-    for stage, count in (counts or {}).items():
+    counts = counts or {}
+    staged = sum(counts.values())
+    rows: list[tuple[str | None, int]] = [(None, records - staged)] if records > staged else []
+    for stage, count in counts.items():
         if not count:
             continue
         if stage is INVALID:
@@ -227,7 +230,7 @@ def _by_stage(counts: Counter[object] | None, stages: Tally, limit: int) -> list
         elif stage is OTHER:
             rows.append((OTHER_STAGE, count))
         else:
-            rows.append((None if stage is None else shown_value(cast("str", stage), limit)[0], count))
+            rows.append((shown_value(cast("str", stage), limit)[0], count))
     return sorted(rows, key=lambda row: (-row[1], row[0] is None, row[0] or ""))
 
 
@@ -248,7 +251,7 @@ def kind_rows(
     for key, count in values.counts.items():
         category, first = values.categories[key], values.first[key]
         value, length = shown_value(key, limit)
-        by_stage = _by_stage(field.by_stage.get(key), field.stages, limit)
+        by_stage = _by_stage(field.by_stage.get(key), count, limit)
         row = KindRow(value, count, category, location(first) or "", length, by_stage=by_stage)
         if category == REGISTERED:
             row.canonical = name_of(key)
@@ -277,7 +280,7 @@ def kind_rows(
     rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
     for category in sorted(values.overflow, key=CATEGORY_ORDER.index):
         count, first = values.overflow[category]
-        by_stage = _by_stage(field.overflow_by_stage.get(category), field.stages, limit)
+        by_stage = _by_stage(field.overflow_by_stage.get(category), count, limit)
         rows.append(KindRow(None, count, category, location(first) or "", by_stage=by_stage))
     return rows
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
 from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple, cast
@@ -168,29 +169,55 @@ class Tally:
     counts: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
     first: dict[str, Location] = dataclasses.field(init=False, default_factory=dict[str, Location])
     categories: dict[str, str] = dataclasses.field(init=False, default_factory=dict[str, str])
-    # Per capped category, its kept keys on a heap of (negated rank, key): the last to keep on top.
-    kept: dict[str, list[tuple[int, str]]] = dataclasses.field(
+    # Keys kept per capped category; once it holds ``limit``, its keys on a heap of (negated rank, key),
+    # the next to lose its row on top: ranks are computed only for a category that reaches the cap.
+    sizes: dict[str, int] = dataclasses.field(init=False, default_factory=dict[str, int])
+    full: dict[str, list[tuple[int, str]]] = dataclasses.field(
         init=False, default_factory=dict[str, list[tuple[int, str]]]
     )
     overflow: Overflow = dataclasses.field(init=False, default_factory=Overflow)
+    # Keys that lost their row -> their category. The bar a key must pass only rises, so none wins a row
+    # back: a key met again is counted here without its rank. Bounded, and left out when pickled.
+    lost: dict[str, str] = dataclasses.field(init=False, default_factory=dict[str, str])
+
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        slots = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        return None, {**slots, "lost": {}}
+
+    def add_lost(self, key: str, count: int) -> str | None:
+        """Count ``key`` if it is known to have lost its row, and return its category (else None)."""
+        category = self.lost.get(key)
+        if category is not None:
+            records, first = self.overflow[category]
+            self.overflow[category] = (records + count, first)
+        return category
 
     def add_new(self, key: str, category: str, count: int, location: Location) -> str | None:
         """Count ``key`` (not counted here) seen first at ``location``. Returns the key that lost its row
         (``key`` itself, or the one it displaced, already moved to the overflow), or None."""
         dropped = None
         if category in self.capped:
-            import heapq
-
-            heap = self.kept.setdefault(category, [])
-            entry = (-rank(key), key)
-            if len(heap) >= self.limit:
-                if entry <= heap[0]:
+            heap = self.full.get(category)
+            size = self.sizes.get(category, 0)
+            if heap is None and size < self.limit:
+                self.sizes[category] = size + 1
+            else:
+                if heap is None:
+                    kept = [other for other, of in self.categories.items() if of == category]
+                    heap = self.full[category] = [(-rank(other), other) for other in kept]
+                    heapq.heapify(heap)
+                entry = (-rank(key), key)
+                if not heap or entry <= heap[0]:
                     spill(self.overflow, category, count, location)
+                    dropped = key
+                else:
+                    dropped = heapq.heapreplace(heap, entry)[1]
+                if len(self.lost) < _LOST:
+                    self.lost[dropped] = category
+                if dropped == key:
                     return key
-                dropped = heapq.heappop(heap)[1]
                 spill(self.overflow, category, self.counts.pop(dropped), self.first.pop(dropped))
                 del self.categories[dropped]
-            heapq.heappush(heap, entry)
         self.counts[key] = count
         self.first[key] = location
         self.categories[key] = category
@@ -287,6 +314,10 @@ class Shift(NamedTuple):
     def __call__(self, location: Location) -> Location:
         index, line = location
         return (index + self.files, line + self.lines if index == 0 else line)
+
+
+# Lost keys remembered per tally.
+_LOST: Final = 100_000
 
 
 def spill(overflow: Overflow, category: str, count: int, first: Location) -> None:

@@ -171,7 +171,10 @@ def decompressed(raw: BinaryIO, name: str, start: int = 0) -> Input:
         raw.seek(start)
         head = b""
     else:
-        first = head = _first(raw.read, 4)
+        # A whole read rather than 4 bytes: a small file then comes in one batch, not the rest of a buffer
+        # and then its end.
+        head = _first(getattr(raw, "read1", raw.read), BATCH_BYTES)
+        first = head[:4]
     stream = _Prefixed(head, raw)
     if not start and is_gzip(name, head[: len(GZIP_MAGIC)]):
         import gzip
