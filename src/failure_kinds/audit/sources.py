@@ -322,7 +322,8 @@ class Decoder:
 
     def __init__(self, paths: Sequence[str], msgspec: Any = None) -> None:
         self.paths: list[list[str]] = [path.split(".") for path in paths]
-        self._keys = [path[0] for path in self.paths] if max(map(len, self.paths)) == 1 else None
+        keys = [path[0] for path in self.paths] if max(map(len, self.paths)) == 1 else None
+        self._pick: Callable[[dict[str, Any]], Row] | None = None if keys is None else _picker(keys)
         # The C scanner behind json.loads, called directly: json.loads adds type checks and two regular
         # expression matches per call. typeshed types its argument as the scanner class; any decoder is.
         self._scan: Callable[[str, int], tuple[Any, int]] = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
@@ -379,8 +380,8 @@ class Decoder:
         # __class__ rather than type(): the same test, without narrowing Any to an unknown dict.
         if document.__class__ is not dict:
             return (UNPARSEABLE,) * len(self.paths)
-        if self._keys is not None:  # paths of one name each, read in C; an invalid value stays itself
-            return tuple(map(document.get, self._keys, repeat(ABSENT)))
+        if self._pick is not None:  # paths of one name each; an invalid value stays itself
+            return self._pick(document)
         return tuple(value_at(document, path) for path in self.paths)
 
     @staticmethod
@@ -394,6 +395,18 @@ class Decoder:
 
 
 _LENIENT_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = make_scanner(json.JSONDecoder(parse_int=float))  # type: ignore[arg-type]
+
+
+def _picker(keys: list[str]) -> Callable[[dict[str, Any]], Row]:
+    """What an object holds at each of ``keys``: for one or two keys (the common cases: a field, and its
+    stage) a call per key, which costs less than a map over them."""
+    if len(keys) == 1:
+        (first,) = keys
+        return lambda document: (document.get(first, ABSENT),)
+    if len(keys) == 2:
+        first, second = keys
+        return lambda document: (document.get(first, ABSENT), document.get(second, ABSENT))
+    return lambda document: tuple(map(document.get, keys, repeat(ABSENT)))
 
 
 def value_at(document: Any, path: list[str]) -> object:
