@@ -163,8 +163,13 @@ CASES = [
     (None, *NOT, None),
     ("judge_faild", *NOT, unregistered("judge_faild", "did you mean 'judge_failed'? Otherwise ")),
     ("something_invented", *NOT, unregistered("something_invented")),
-    # Around the older labels: a misspelling or a constant's name is unregistered, never an older label.
-    *[(value, *NOT, unregistered(value)) for value in ("peer_dorp", "Peer_Drop", "PEER_DROP")],
+    # Around the older labels: a misspelling or a constant's name is unregistered, never an older label;
+    # one in another case is suggested the kind that replaced it.
+    ("peer_dorp", *NOT, unregistered("peer_dorp")),
+    *[
+        (value, *NOT, unregistered(value, "did you mean 'transport_peer_drop'? Otherwise "))
+        for value in ("Peer_Drop", "PEER_DROP")
+    ],
     ("transport_peer_drop", True, False, "transport_peer_drop", None),
     ("peer_drop:x", False, True, "peer_drop:x", None),
     (b"peer_drop", *NOT, "failure kind is not a string: b'peer_drop' of type bytes"),

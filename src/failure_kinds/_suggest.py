@@ -150,6 +150,11 @@ def suggest(name: object) -> "str | None":
     from failure_kinds import FailureKind
 
     found = closest(text, _runtime.REGISTERED)
+    if found is None:  # an older label in another case or spelling (Timeout): the kind that replaced it
+        from failure_kinds.history import older_label
+
+        older = older_label(normal(text))
+        found = None if older is None else older.replacement
     # A name's domain (its first word, with more after it) is the layer that observed the failure: a value
     # that begins with one most likely means a kind of that layer (verifier_unavailable, verifier_error), not
     # a look-alike of another's (provider_unavailable).

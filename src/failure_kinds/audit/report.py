@@ -5,6 +5,7 @@ from a partial's tallies (``render`` writes it as text and JSON)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import cast
 
 import failure_kinds
@@ -24,7 +25,6 @@ from .settings import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Callable
     from typing import Final
 
@@ -219,10 +219,9 @@ def _by_stage(counts: Counter[object] | None, records: int, limit: int) -> list[
     """A row's records per stage; those with no stage are the ones ``counts`` leaves out."""
     from .sources import INVALID, OTHER
 
-    counts = counts or {}
-    staged = sum(counts.values())
+    staged = 0 if counts is None else counts.total()
     rows: list[tuple[str | None, int]] = [(None, records - staged)] if records > staged else []
-    for stage, count in counts.items():
+    for stage, count in (counts or Counter()).items():
         if not count:
             continue
         if stage is INVALID:
@@ -301,7 +300,10 @@ def stage_rows(
         if category == LEGACY:  # its key may be cut: the older label whose key it is
             row.replacement = next(new for old, new in OLDER_STAGES.items() if shorten(old, limit) == key)
         elif category == UNREGISTERED:
-            row.suggestion = closest(value, [stage.value for stage in Stage])
+            # An older label's look-alike (verifer) means what replaced it.
+            renamed = [old for old, new in OLDER_STAGES.items() if new is not None]
+            near = closest(value, [*(stage.value for stage in Stage), *renamed])
+            row.suggestion = OLDER_STAGES.get(near, near) if near is not None else None
         rows.append(row)
     rows.sort(key=lambda row: (-row.count, row.value or ""))
     for category, (count, first) in tally.overflow.items():
