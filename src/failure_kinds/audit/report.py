@@ -5,7 +5,6 @@ from a partial's tallies (``render`` writes it as text and JSON)."""
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from typing import cast
 
 import failure_kinds
@@ -22,9 +21,11 @@ from .settings import (
     shorten,
     shown_value,
 )
+from .sources import INVALID, OTHER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import Counter
     from collections.abc import Callable
     from typing import Final
 
@@ -104,9 +105,14 @@ class FileReport:
     kinds_at: list[str] | None = None
 
     def to_json(self) -> dict[str, object]:
-        data = dataclasses.asdict(self)
-        if self.kinds_at is None:
-            del data["kinds_at"]
+        data: dict[str, object] = {
+            "path": self.path,
+            "records": self.records,
+            "error": self.error,
+            "with_kind": self.with_kind,
+        }
+        if self.kinds_at is not None:
+            data["kinds_at"] = [*self.kinds_at]
         return data
 
 
@@ -217,11 +223,11 @@ CATEGORY_ORDER = [MALFORMED, UNREGISTERED, NAMESPACED, UNDECLARED]
 
 def _by_stage(counts: Counter[object] | None, records: int, limit: int) -> list[tuple[str | None, int]]:
     """A row's records per stage; those with no stage are the ones ``counts`` leaves out."""
-    from .sources import INVALID, OTHER
-
-    staged = 0 if counts is None else counts.total()
+    if counts is None:
+        return [(None, records)]
+    staged = counts.total()
     rows: list[tuple[str | None, int]] = [(None, records - staged)] if records > staged else []
-    for stage, count in (counts or Counter()).items():
+    for stage, count in counts.items():
         if not count:
             continue
         if stage is INVALID:
