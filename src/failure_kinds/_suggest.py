@@ -253,9 +253,13 @@ def report(name: object) -> None:
             if not _runtime.warned_overflow:
                 _runtime.warned_overflow = True
                 try:
+                    # In upstream's words at both ends, so a log alert written against upstream fires.
+                    from failure_kinds._display import shown
+
                     _runtime.logger.warning(
-                        "%d distinct unregistered failure kinds reported; further distinct "
-                        "unregistered kinds are no longer reported one by one",
+                        "unregistered failure_kind %s; %d distinct names are reported already, so this "
+                        "and later new ones are no longer reported one by one. Reported once per name.",
+                        shown(name),
                         _runtime.WARNED_LIMIT,
                     )
                 except Exception:
