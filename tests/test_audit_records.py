@@ -4,6 +4,7 @@ beside each kind, absent and null apart, and where the kinds are in a file that 
 from __future__ import annotations
 
 import json
+import random
 import tracemalloc
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from helpers import run_cli
 
 from failure_kinds.audit import audit, render_json, render_text
+from failure_kinds.audit.settings import KIND_STAGES, rank
 
 # Upstream's newest record (schema version 1) nests the failure; its older one put the stage beside a
 # top-level kind, in its own five stages; producers add a cleanup kind beside the failure's stage.
@@ -170,5 +172,32 @@ def test_a_hundred_thousand_distinct_garbage_stages_stay_bounded(tmp_path: Path)
     tracemalloc.stop()
     assert sum(row.count for row in report.stages) == 100_000
     assert len(report.stages) == 1001
-    assert len(report.kinds[0].by_stage) == 1001
+    # The kind's row keeps apart its KIND_STAGES stages of the smallest rank; the rest are (other).
+    kept = sorted((f"garbage_{n}" for n in range(100_000)), key=lambda stage: (rank(stage), stage))
+    assert report.kinds[0].by_stage == [
+        ("(other)", 100_000 - KIND_STAGES),
+        *sorted((stage, 1) for stage in kept[:KIND_STAGES]),
+    ]
     assert peak < 40 << 20  # a thousand kept stages, not a hundred thousand
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_kinds_times_stages_stay_bounded_and_are_cut_alike(tmp_path: Path, jobs: int) -> None:
+    # Each of 60 kinds with 40 of 97 garbage stages, shuffled: every row keeps apart at most KIND_STAGES
+    # of them, the same ones (its smallest rank) however the input is cut.
+    pairs = [(kind, (kind * 7 + step) % 97) for kind in range(60) for step in range(40)]
+    random.Random(5).shuffle(pairs)
+    records = [{"failure_kind": f"team:k{kind}", "stage": f"st{stage}"} for kind, stage in pairs]
+    path = write(tmp_path / "cross.jsonl", records)
+    expected = audit([path], jobs=1, distinct_limit=50)
+    cut = audit([path], jobs=jobs, chunk_bytes=2048, distinct_limit=50)
+    assert (render_json(cut), render_text(cut)) == (render_json(expected), render_text(expected))
+    kept_stages = {row.value for row in expected.stages}
+    for row in expected.kinds:
+        assert sum(count for _, count in row.by_stage) == row.count
+        if row.value is None:
+            continue
+        kind = int(row.value.removeprefix("team:k"))
+        mine = sorted({f"st{stage}" for number, stage in pairs if number == kind}, key=lambda s: (rank(s), s))
+        apart = {stage for stage, _ in row.by_stage if stage != "(other)"}
+        assert apart == set(mine[:KIND_STAGES]) & kept_stages

@@ -23,15 +23,16 @@ import failure_kinds
 
 from .report import FileReport, Report, kind_rows, server_totals, stage_rows
 from .settings import (
+    KIND_STAGES,
     NAMESPACED,
     SERVER,
-    STALE,
     UNDECLARED,
     AuditSettings,
     FieldTally,
     Location,
     Shift,
     earliest,
+    limit_stages,
     shorten,
     stage_category,
 )
@@ -284,8 +285,7 @@ class PartialReport:
                     tally.counts[key] += count
                 else:
                     location = (file_index, line_of(first_stage(value)))
-                    field.stale += tally.add_new(key, stage_category(value), count, location) is not None
-            field.compact(STALE + len(tally.counts))
+                    tally.add_new(key, stage_category(value), count, location)
         return found
 
     def _count_kinds(
@@ -343,6 +343,8 @@ class PartialReport:
             else:
                 stages = field.overflow_by_stage.setdefault(placed[value], Counter())
             stages[stage] += count
+            if len(stages) > KIND_STAGES:
+                limit_stages(stages)
 
     def _probe(self, part: FilePart, number: int, kinds: list[object], lines: list[bytes]) -> None:
         """Read whole the records of this batch without the field, up to the file's first PROBED, for
@@ -416,7 +418,6 @@ class PartialReport:
         settings, location = self.settings, self.location
         reports: list[Report] = []
         for number, field in enumerate(self.fields):
-            field.compact()
             report = Report(settings.fields[number], settings.stages[number], self.records)
             report.with_kind, report.null, report.absent = field.with_kind, field.null, field.absent
             report.without_kind = field.null + field.absent

@@ -221,21 +221,25 @@ class Report:
 CATEGORY_ORDER = [MALFORMED, UNREGISTERED, NAMESPACED, UNDECLARED]
 
 
-def _by_stage(counts: Counter[object] | None, records: int, limit: int) -> list[tuple[str | None, int]]:
-    """A row's records per stage; those with no stage are the ones ``counts`` leaves out."""
+def _by_stage(
+    counts: Counter[object] | None, records: int, kept: dict[str, int], limit: int
+) -> list[tuple[str | None, int]]:
+    """A row's records per stage; those with no stage are the ones ``counts`` leaves out, and a stage
+    without a row of its own (not in ``kept``) counts as OTHER."""
     if counts is None:
         return [(None, records)]
     staged = counts.total()
     rows: list[tuple[str | None, int]] = [(None, records - staged)] if records > staged else []
+    other = 0
     for stage, count in counts.items():
-        if not count:
-            continue
-        if stage is INVALID:
+        if stage is OTHER or (type(stage) is str and stage not in kept):
+            other += count
+        elif stage is INVALID:
             rows.append((INVALID_STAGE, count))
-        elif stage is OTHER:
-            rows.append((OTHER_STAGE, count))
-        else:
+        elif count:
             rows.append((shown_value(cast("str", stage), limit)[0], count))
+    if other:
+        rows.append((OTHER_STAGE, other))
     return sorted(rows, key=lambda row: (-row[1], row[0] is None, row[0] or ""))
 
 
@@ -256,7 +260,7 @@ def kind_rows(
     for key, count in values.counts.items():
         category, first = values.categories[key], values.first[key]
         value, length = shown_value(key, limit)
-        by_stage = _by_stage(field.by_stage.get(key), count, limit)
+        by_stage = _by_stage(field.by_stage.get(key), count, field.stages.counts, limit)
         row = KindRow(value, count, category, location(first) or "", length, by_stage=by_stage)
         if category == REGISTERED:
             row.canonical = name_of(key)
@@ -285,7 +289,7 @@ def kind_rows(
     rows.sort(key=lambda row: (-row.count, row.value or "", row.length))
     for category in sorted(values.overflow, key=CATEGORY_ORDER.index):
         count, first = values.overflow[category]
-        by_stage = _by_stage(field.overflow_by_stage.get(category), count, limit)
+        by_stage = _by_stage(field.overflow_by_stage.get(category), count, field.stages.counts, limit)
         rows.append(KindRow(None, count, category, location(first) or "", by_stage=by_stage))
     return rows
 

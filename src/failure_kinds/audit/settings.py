@@ -243,8 +243,22 @@ class Tally:
         return dropped
 
 
-# The kinds' stages are compacted once this many more stages than are kept lost their row.
-STALE: Final = 64
+# A kind's row keeps apart the records of at most this many unregistered stages (those of the smallest
+# rank, as the caps choose rows); the others' count as OTHER, so kinds times stages stays bounded.
+KIND_STAGES: Final = 8
+
+
+def limit_stages(counts: Counter[object]) -> None:
+    """Keep apart in ``counts`` (a row's records per stage) the KIND_STAGES unregistered stages of the
+    smallest rank; the others' records count as OTHER. Exact however the input is cut: a stage one part
+    moves to OTHER has KIND_STAGES smaller ones in that part, so in the whole too."""
+    if len(counts) <= KIND_STAGES:
+        return
+    unregistered = [key for key in counts if type(key) is str and stage_category(key) == UNREGISTERED]
+    if len(unregistered) > KIND_STAGES:
+        unregistered.sort(key=lambda stage: (rank(stage), stage))
+        for stage in unregistered[KIND_STAGES:]:
+            counts[OTHER] += counts.pop(stage)
 
 
 class FieldTally:
@@ -264,26 +278,17 @@ class FieldTally:
         self.stages: Tally = Tally(settings.distinct_limit, STAGE_CAPPED)
         self.by_stage: dict[str, Counter[object]] = {}
         self.overflow_by_stage: dict[str, Counter[object]] = {}
-        self.stale: int = 0
-        """Stages that lost their row since the kinds' stages were last compacted."""
 
     def drop_kind(self, key: str, category: str) -> None:
         """A kind that lost its row: its records per stage join its category's overflow row."""
         counts = self.by_stage.pop(key, None)
         if counts is not None:
-            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+            self.add_stages(self.overflow_by_stage.setdefault(category, Counter()), counts)
 
-    def compact(self, when_stale: int = 0) -> None:
-        """Stages that lost their row count as OTHER in each kind's stages, once more than ``when_stale``
-        did since the last time: so the stages of the kinds stay bounded at a cost that is amortised."""
-        if self.stale <= when_stale:
-            return
-        self.stale = 0
-        kept = self.stages.counts
-        for counts in (*self.by_stage.values(), *self.overflow_by_stage.values()):
-            lost = [stage for stage in counts if type(stage) is str and stage not in kept]
-            for stage in lost:
-                counts[OTHER] += counts.pop(stage)
+    @staticmethod
+    def add_stages(counts: Counter[object], more: Counter[object]) -> None:
+        counts.update(more)
+        limit_stages(counts)
 
     def absorb(self, later: FieldTally, shift: Shift) -> None:
         for name in ("with_kind", "null", "absent", "invalid", "stage_invalid"):
@@ -295,14 +300,14 @@ class FieldTally:
             self.drop_kind(key, category)
         for key, counts in later.by_stage.items():
             if key in self.kinds.counts:
-                self.by_stage.setdefault(key, Counter()).update(counts)
+                self.add_stages(self.by_stage.setdefault(key, Counter()), counts)
             else:
-                self.overflow_by_stage.setdefault(later.kinds.categories[key], Counter()).update(counts)
+                category = later.kinds.categories[key]
+                self.add_stages(self.overflow_by_stage.setdefault(category, Counter()), counts)
         for category, counts in later.overflow_by_stage.items():
-            self.overflow_by_stage.setdefault(category, Counter()).update(counts)
+            self.add_stages(self.overflow_by_stage.setdefault(category, Counter()), counts)
         self.servers.absorb(later.servers, shift)
-        self.stale += later.stale + len(self.stages.absorb(later.stages, shift))
-        self.compact(STALE + len(self.stages.counts))
+        self.stages.absorb(later.stages, shift)
 
 
 class Shift(NamedTuple):
