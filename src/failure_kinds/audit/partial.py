@@ -336,6 +336,7 @@ class PartialReport:
             if not servers.lost or servers.add_lost(server, count) is None:  # at its first value here
                 servers.add_new(server, SERVER, count, (file_index, line_of(min(map(first, values)))))
         # Once every value of the batch is counted, as one met late may have taken an earlier one's row.
+        grown: dict[int, Counter[object]] = {}
         for value, stage, count in staged:
             key = value if len(value) <= limit else shorten(value, limit)
             if key in counts:
@@ -344,7 +345,9 @@ class PartialReport:
                 stages = field.overflow_by_stage.setdefault(placed[value], Counter())
             stages[stage] += count
             if len(stages) > KIND_STAGES:
-                limit_stages(stages)
+                grown[id(stages)] = stages
+        for stages in grown.values():
+            limit_stages(stages)
 
     def _probe(self, part: FilePart, number: int, kinds: list[object], lines: list[bytes]) -> None:
         """Read whole the records of this batch without the field, up to the file's first PROBED, for

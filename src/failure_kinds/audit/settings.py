@@ -59,7 +59,7 @@ def category_of(name: str, namespaces: Mapping[str, Collection[str]] | None = No
     return classify(name, namespaces or {})
 
 
-def stage_category(name: str) -> str:
+def _stage_category(name: str) -> str:
     """registered (a ``FailureStage``), legacy (an older stage label, see ``history.OLDER_STAGES``) or
     unregistered."""
     from failure_kinds._stages import Stage
@@ -68,6 +68,10 @@ def stage_category(name: str) -> str:
     if name in Stage.__members__.values():
         return REGISTERED
     return LEGACY if name in OLDER_STAGES else UNREGISTERED
+
+
+# Both cached, as a kind's stages are judged and ranked again each time one more of them comes.
+stage_category: Final = functools.lru_cache(maxsize=1 << 14)(_stage_category)
 
 
 def shorten(value: str, limit: int) -> str:
@@ -149,13 +153,16 @@ Location = tuple[int, int]  # (index into a partial's files, line or row in that
 Overflow = dict[str, tuple[int, Location]]  # category -> [records, first location] past the cap
 
 
-def rank(key: str) -> int:
+def _rank(key: str) -> int:
     """The order in which keys of a capped category keep their own row: by a stable hash, so the kept
     keys are the same however the input is cut (the ``limit`` smallest of all the input's keys)."""
     import hashlib
 
     digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big")
+
+
+rank: Final = functools.lru_cache(maxsize=1 << 14)(_rank)
 
 
 @dataclass(slots=True, eq=False)
@@ -257,8 +264,12 @@ def limit_stages(counts: Counter[object]) -> None:
     unregistered = [key for key in counts if type(key) is str and stage_category(key) == UNREGISTERED]
     if len(unregistered) > KIND_STAGES:
         unregistered.sort(key=lambda stage: (rank(stage), stage))
-        for stage in unregistered[KIND_STAGES:]:
-            counts[OTHER] += counts.pop(stage)
+        dropped = set(unregistered[KIND_STAGES:])
+        kept = [(key, count) for key, count in counts.items() if key not in dropped]
+        moved = counts.total() - sum(count for _, count in kept)
+        counts.clear()  # a fresh table: a dict that only loses keys keeps its size
+        dict.update(counts, kept)
+        counts[OTHER] += moved
 
 
 class FieldTally:
