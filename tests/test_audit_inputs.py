@@ -111,6 +111,11 @@ UNREAD = {  # name: content (None: missing) and how the error starts
     "corrupt.jsonl.gz": (b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"not deflate" * 10, "corrupt gzip data"),
     "bad.jsonl.gz": (b"\x1f\x8b\x08\x00" + b"\xff" * 30, "corrupt gzip data"),
     "plain.jsonl.gz": (RECORDS.encode(), "not a gzip file"),
+    # Whole records, then a checksum that does not match them: corrupt, not a file of another format.
+    "checksum.jsonl.gz": (
+        gzip.compress(RECORDS.encode())[:-8] + b"\x00" * 4 + gzip.compress(RECORDS.encode())[-4:],
+        "corrupt gzip data (CRC check failed",
+    ),
     "bom16.jsonl": (RECORDS.encode("utf-16"), f"UTF-16 (little-endian) {HINT} iconv -f UTF-16 -t UTF-8"),
     "be16.jsonl": (RECORDS.encode("utf-16-be"), f"UTF-16 (big-endian) {HINT} iconv -f UTF-16BE -t UTF-8"),
     "le16.jsonl": (("\n" + RECORDS).encode("utf-16-le"), f"UTF-16 (little-endian) {HINT} iconv -f UTF-16LE"),
@@ -142,12 +147,15 @@ def test_an_input_that_cannot_be_read_is_its_error_alone_and_a_row_beside_others
         assert (alone.returncode, alone.stderr.count("\n"), bool(alone.stdout)) == (
             2,
             1,
-            name == "cut.jsonl.gz",
+            name in ("cut.jsonl.gz", "checksum.jsonl.gz"),
         )
         assert alone.stderr.startswith(f"failure-kinds audit: {path}: {error}")
     (tmp_path / "good.jsonl").write_text(RECORDS)
     report = json.loads(run_cli("audit", "--format", "json", str(path), str(tmp_path / "good.jsonl")).stdout)
-    cut = zlib.decompressobj(wbits=31).decompress(TRUNCATED).count(b"\n") if name == "cut.jsonl.gz" else 0
+    cut = {
+        "cut.jsonl.gz": zlib.decompressobj(wbits=31).decompress(TRUNCATED).count(b"\n"),
+        "checksum.jsonl.gz": RECORDS.count("\n"),  # every record, then the checksum's error
+    }.get(name, 0)
     assert (report["records"], report["unparseable"], report["files"][0]["records"]) == (2 + cut, 0, cut)
     assert report["files"][0]["error"].startswith(error)
     assert report["files"][1] == {

@@ -201,3 +201,21 @@ def test_kinds_times_stages_stay_bounded_and_are_cut_alike(tmp_path: Path, jobs:
         mine = sorted({f"st{stage}" for number, stage in pairs if number == kind}, key=lambda s: (rank(s), s))
         apart = {stage for stage, _ in row.by_stage if stage != "(other)"}
         assert apart == set(mine[:KIND_STAGES]) & kept_stages
+
+
+def test_a_field_given_twice_and_an_empty_stage_are_usage_errors(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.jsonl", [{"failure_kind": "cancelled", "stage": 7}])
+    twice = run_cli("audit", "--field", "failure_kind", "--field", "failure_kind", path)
+    empty = run_cli("audit", "--stage", "", path)
+    assert (twice.returncode, twice.stderr) == (
+        2,
+        "failure-kinds audit: error: --field failure_kind is given twice\n",
+    )
+    assert (empty.returncode, empty.stderr) == (
+        2,
+        "failure-kinds audit: error: --stage '' has an empty segment\n",
+    )
+    text = run_cli("audit", path).stdout
+    # A stage that is not a string reads (invalid) in the stage section as in the kind's row.
+    assert "stages: (invalid) 1" in text
+    assert "\n  (invalid)           1  invalid" in text

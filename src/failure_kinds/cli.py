@@ -147,10 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
         "labels and what replaced them, where each failure happened (its stage), and how the counts regroup "
         "under the current kinds. Every non-blank line is a record: with a kind, without one (absent or "
         "null), invalid or unparseable.",
-        epilog="Exit 0 when the audit ran (1 with --strict when, at any field, unregistered, malformed or "
-        "undeclared values, older labels that no alias maps, or stages that are no FailureStage remain, or "
-        "when no record has the --field), 2 on a usage error or when "
-        "an input could not be read; the readable inputs are still reported.")
+        epilog="Exit 0 when the audit ran (1 with --strict, see --strict), 2 on a usage error or when an "
+        "input could not be read; the readable inputs are still reported.")
     # At least one PATH, checked by the engine: --ray PATH must not leave none here.
     audit.add_argument("paths", nargs="*", metavar="PATH",
         help="a JSON Lines file (.gz is decompressed), a .parquet file, a directory (its *.jsonl, *.ndjson, "
@@ -167,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='a TOML file of aliases: old = "new" lines under an [aliases] table')
     audit.add_argument("--strict", action="store_true",
         help="exit 1 when, at any field, an unregistered, malformed or undeclared value, an older label "
-        "(even one with a replacement) or a stage that is no FailureStage remains after aliasing, or when "
+        "(even one with a replacement) or an unregistered or older stage remains after aliasing, or when "
         "no record has the --field at all")
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",

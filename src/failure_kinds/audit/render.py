@@ -87,7 +87,7 @@ _STRICT: Final = "; --strict fails on them"
 _ACTIONS: Final = {
     "malformed": (
         "value",
-        " with a colon that are no <server>:<kind> in lower case: fix the producers" + _STRICT,
+        " with a colon but not in the form <server>:<kind> in lower case: fix the producers" + _STRICT,
     ),
     "unregistered": (
         "value",
@@ -279,7 +279,7 @@ def _stage_name(stage: str | None) -> str:
 def _stage_label(row: StageRow) -> str:
     if row.value is not None:
         return _shown_value(row.value)
-    return "(not a string)" if row.category == "invalid" else f"(other {row.category} stages)"
+    return INVALID_STAGE if row.category == "invalid" else f"(other {row.category} stages)"
 
 
 def _stage_notes(row: StageRow) -> list[str]:

@@ -361,13 +361,14 @@ def settings_for(
     fields = [field_path] if isinstance(field_path, str) else list(dict.fromkeys(field_path))
     if not fields:
         raise AuditError("give at least one --field")
-    for option, path in [*(("--field", field) for field in fields), ("--stage", stage_path or "stage")]:
+    stage = "stage" if stage_path is None else stage_path
+    for option, path in [*(("--field", field) for field in fields), ("--stage", stage)]:
         if not all(path.split(".")):
             raise AuditError(f"{option} {path!r} has an empty segment")
     given = dict(aliases or {})
     check_aliases(given)
     declared = {server: tuple(kinds) for server, kinds in (namespaces or {}).items()}
-    stages = [stage_path or stage_path_of(field) for field in fields]
+    stages = [stage_path_of(field) if stage_path is None else stage_path for field in fields]
     return AuditSettings(
         tuple(fields), tuple(stages), given, declared, distinct_limit, value_chars, line_bytes
     )
