@@ -219,3 +219,13 @@ def test_a_field_given_twice_and_an_empty_stage_are_usage_errors(tmp_path: Path)
     # A stage that is not a string reads (invalid) in the stage section as in the kind's row.
     assert "stages: (invalid) 1" in text
     assert "\n  (invalid)           1  invalid" in text
+
+
+def test_a_wrapped_stage_list_keeps_each_stage_with_its_count(tmp_path: Path) -> None:
+    for width in range(4, 30):  # names of every length, so a wrap falls at every place of an entry
+        stages = [f"s{width}_" + "x" * (width + number) for number in range(8)]
+        records = [{"failure_kind": "cancelled", "stage": stage} for stage in stages]
+        text = run_cli("audit", write(tmp_path / "a.jsonl", records)).stdout
+        row = text[text.index("  cancelled") : text.index("\n\n", text.index("  cancelled"))]
+        assert all(f"{stage} 1" in row for stage in stages), row
+        assert "stages: s" in row, row

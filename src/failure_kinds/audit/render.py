@@ -27,6 +27,9 @@ FILES_LISTED: Final = 20
 # The text report's lines wrap at this many columns (a single word longer than that, a path, stays whole).
 COLUMNS: Final = 100
 _WORDS: Final = re.compile(r" *[^ ]+")
+# Joins words a wrap must not part (a stage and its count): shown as a space. A value holding one is
+# shown escaped, so the glue is never the data's.
+_GLUE: Final = "\u00a0"
 
 
 def shown_location(location: str) -> str:
@@ -53,14 +56,14 @@ def _wrapped(line: str, indent: int) -> list[str]:
     """``line`` as is when it fits in COLUMNS, else wrapped at spaces, the rest indented ``indent``; a
     word wider than that (a long path) stays whole, on a line of its own."""
     if columns(line) <= COLUMNS:
-        return [line]
+        return [line.replace(_GLUE, " ")]
     lines = [""]
     for word in _WORDS.findall(line):
         if lines[-1].strip() and columns(lines[-1] + word) > COLUMNS:
             lines.append(" " * indent + word.lstrip(" "))
         else:
             lines[-1] += word
-    return lines
+    return [line.replace(_GLUE, " ") for line in lines]
 
 
 def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
@@ -68,7 +71,7 @@ def _with_notes(line: str, notes: str, separator: str = "  ") -> list[str]:
     if not notes:
         return [line.rstrip()]
     if columns(line + separator + notes) <= COLUMNS:
-        return [line + separator + notes]
+        return [(line + separator + notes).replace(_GLUE, " ")]
     return [line.rstrip(), *_wrapped(" " * 6 + notes, 6)]
 
 
@@ -196,7 +199,8 @@ def _field_text(report: Report, bar_character: str) -> str:
                 extras.append(f"first seen {shown_location(row.first_seen)}")
             if report.stages or any(stage is not None for stage, _ in row.by_stage):
                 extras.append(
-                    "stages: " + ", ".join(f"{_stage_name(stage)} {count:,}" for stage, count in row.by_stage)
+                    f"stages:{_GLUE}"
+                    + ", ".join(f"{_stage_name(stage)}{_GLUE}{count:,}" for stage, count in row.by_stage)
                 )
             lines += row_line(shown_values[id(row)], row.count, biggest, "  ".join(extras))
         if category == "namespaced" and (report.namespaces or report.namespaces_overflow):
