@@ -229,3 +229,14 @@ def test_a_wrapped_stage_list_keeps_each_stage_with_its_count(tmp_path: Path) ->
         row = text[text.index("  cancelled") : text.index("\n\n", text.index("  cancelled"))]
         assert all(f"{stage} 1" in row for stage in stages), row
         assert "stages: s" in row, row
+
+
+def test_long_stages_keep_their_length_as_long_kinds_do(tmp_path: Path) -> None:
+    stages = ["s" * 299 + "1", "s" * 299 + "12"]
+    path = write(tmp_path / "a.jsonl", [{"failure_kind": "cancelled", "stage": stage} for stage in stages])
+    report = json.loads(run_cli("audit", "--format", "json", path).stdout)
+    assert sorted((row["value"], row["length"]) for row in report["stages"]) == [
+        ("s" * 256, 300),
+        ("s" * 256, 301),
+    ]
+    assert "300 characters" in run_cli("audit", path).stdout

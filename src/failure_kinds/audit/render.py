@@ -216,6 +216,8 @@ def _field_text(report: Report, bar_character: str) -> str:
         label_width = max(14, *map(columns, labels))
         for label, stage in zip(labels, report.stages, strict=True):
             notes = _stage_notes(stage)
+            if stage.value is not None and max(stage.length, columns(stage.value)) > VALUE_WIDTH:
+                notes.insert(0, f"{stage.length:,} characters")
             if stage.category not in (REGISTERED, "invalid"):
                 notes.append(f"first seen {shown_location(stage.first_seen)}")
             padded = label + " " * (label_width - columns(label))

@@ -88,9 +88,19 @@ class StageRow:
     first_seen: str
     suggestion: str | None = None
     replacement: str | None = None
+    length: int = 0
+    """The stage's full length in characters (0 for an overflow or invalid row)."""
 
     def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
+        return {
+            "value": self.value,
+            "length": self.length,
+            "count": self.count,
+            "category": self.category,
+            "first_seen": self.first_seen,
+            "suggestion": self.suggestion,
+            "replacement": self.replacement,
+        }
 
 
 @dataclasses.dataclass
@@ -305,8 +315,8 @@ def stage_rows(
     tally, limit = field.stages, settings.value_chars
     rows: list[StageRow] = []
     for key, count in tally.counts.items():
-        category, value = tally.categories[key], shown_value(key, limit)[0]
-        row = StageRow(value, count, category, location(tally.first[key]) or "")
+        category, (value, length) = tally.categories[key], shown_value(key, limit)
+        row = StageRow(value, count, category, location(tally.first[key]) or "", length=length)
         if category == LEGACY:  # its key may be cut: the older label whose key it is
             row.replacement = next(new for old, new in OLDER_STAGES.items() if shorten(old, limit) == key)
         elif category == UNREGISTERED:
