@@ -12,6 +12,9 @@ import functools
 import heapq
 from collections import Counter
 from dataclasses import dataclass
+
+# With the module, not at first use: hashlib loaded short of memory comes up without its hashes.
+from hashlib import blake2b
 from typing import NamedTuple, cast
 
 import failure_kinds
@@ -79,9 +82,7 @@ def shorten(value: str, limit: int) -> str:
     characters, a NUL, its length and a digest (so distinct long values stay distinct)."""
     if len(value) <= limit:
         return value
-    import hashlib
-
-    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    digest = blake2b(value.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
     return f"{value[:limit]}\x00{len(value)}:{digest}"
 
 
@@ -156,9 +157,7 @@ Overflow = dict[str, tuple[int, Location]]  # category -> [records, first locati
 def _rank(key: str) -> int:
     """The order in which keys of a capped category keep their own row: by a stable hash, so the kept
     keys are the same however the input is cut (the ``limit`` smallest of all the input's keys)."""
-    import hashlib
-
-    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    digest = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
