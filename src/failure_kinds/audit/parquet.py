@@ -117,6 +117,7 @@ def _columns(
     a line is."""
     rows: int = batch.num_rows
     columns: list[list[object]] = []
+    broken: set[int] = set()  # rows with text that is not UTF-8
     for segments, (leaves, depth) in zip(paths, found, strict=True):
         if not leaves:
             columns.append([ABSENT] * rows)
@@ -128,8 +129,7 @@ def _columns(
             valid: list[bool] = values.is_valid().to_pylist()
             columns.append([ABSENT if there else None for there in valid])
         else:
-            columns.append(_values(pa, values))
-    broken = {index for column in columns for index, value in enumerate(column) if value is UNPARSEABLE}
+            columns.append(_values(pa, values, broken))
     for index in broken:
         for column in columns:
             column[index] = UNPARSEABLE
@@ -250,8 +250,9 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, gro
             part.kinds_at[number].setdefault(path, 0)
 
 
-def _values(pa: Any, values: Any) -> list[object]:
-    """One batch of one path's column as the audit's values: str, None, INVALID or UNPARSEABLE."""
+def _values(pa: Any, values: Any, broken: set[int]) -> list[object]:
+    """One batch of one path's column as the audit's values: str, None, INVALID or UNPARSEABLE (its
+    rows added to ``broken``)."""
     kind: Any = values.type
     if pa.types.is_dictionary(kind):
         values = values.dictionary_decode()
@@ -262,7 +263,9 @@ def _values(pa: Any, values: Any) -> list[object]:
             return text
         except Exception:  # text that is not UTF-8: decided row by row
             raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
-            return [_decoded(item) for item in raw]
+            decoded = [_decoded(item) for item in raw]
+            broken.update(index for index, value in enumerate(decoded) if value is UNPARSEABLE)
+            return decoded
     valid: list[bool] = values.is_valid().to_pylist()
     return [INVALID if there else None for there in valid]
 
