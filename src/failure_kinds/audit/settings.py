@@ -73,7 +73,7 @@ def _stage_category(name: str) -> str:
     return LEGACY if name in OLDER_STAGES else UNREGISTERED
 
 
-# Both cached, as a kind's stages are judged and ranked again each time one more of them comes.
+# Cached, as a kind's stages are judged again each time one more of them comes.
 stage_category: Final = functools.lru_cache(maxsize=1 << 14)(_stage_category)
 
 
@@ -154,14 +154,15 @@ Location = tuple[int, int]  # (index into a partial's files, line or row in that
 Overflow = dict[str, tuple[int, Location]]  # category -> [records, first location] past the cap
 
 
-def _rank(key: str) -> int:
+def rank(key: str) -> int:
     """The order in which keys of a capped category keep their own row: by a stable hash, so the kept
     keys are the same however the input is cut (the ``limit`` smallest of all the input's keys)."""
     digest = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
-rank: Final = functools.lru_cache(maxsize=1 << 14)(_rank)
+# A kind's stages are ranked again each time one more of them comes: their ranks are cached.
+_stage_rank: Final = functools.lru_cache(maxsize=1 << 14)(rank)
 
 
 @dataclass(slots=True, eq=False)
@@ -262,7 +263,7 @@ def limit_stages(counts: Counter[object]) -> None:
         return
     unregistered = [key for key in counts if type(key) is str and stage_category(key) == UNREGISTERED]
     if len(unregistered) > KIND_STAGES:
-        unregistered.sort(key=lambda stage: (rank(stage), stage))
+        unregistered.sort(key=lambda stage: (_stage_rank(stage), stage))
         dropped = set(unregistered[KIND_STAGES:])
         kept = [(key, count) for key, count in counts.items() if key not in dropped]
         moved = counts.total() - sum(count for _, count in kept)
