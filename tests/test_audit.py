@@ -4,6 +4,7 @@ JSON output, and the two decoders agreeing."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 import failure_kinds
 from failure_kinds.audit import AuditError, Report, audit, audit_lines, render_json, render_text, settings_for
+from failure_kinds.audit.sources import make_decoder
 from failure_kinds.history import OLDER_LABELS
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -291,6 +293,21 @@ def test_fast_and_stdlib_decoders_agree_on_every_line(lines: list[bytes], field:
     assert fast == careful
     for line in cleaned:  # line by line too: two differences cannot cancel out
         assert len(set(both_ways([line], field))) == 1
+
+
+@WITH_MSGSPEC
+def test_both_decoders_agree_on_a_deep_line_however_close_to_the_recursion_limit() -> None:
+    # msgspec, reading line by line, must run out of stack before the careful reading does, which decides
+    # from one depth with either decoder: else a line nested to just past what fits reads two ways.
+    lines = [b'{"failure_kind": ' + b"[" * 1977 + b"1" + b"]" * 1977 + b"}", "\u00e9".encode()]
+    fast, careful = (make_decoder(["response.failure_kind"], fast) for fast in (True, False))
+    here, limit = len(inspect.stack(0)), sys.getrecursionlimit()
+    try:
+        for headroom in range(1900, 2100):
+            sys.setrecursionlimit(here + headroom)
+            assert fast.batch(lines) == careful.batch(lines), headroom
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 @given(st.text(min_size=1, max_size=6).filter(lambda text: "." not in text))

@@ -268,7 +268,7 @@ def limit_stages(counts: Counter[object]) -> None:
         kept = [(key, count) for key, count in counts.items() if key not in dropped]
         moved = counts.total() - sum(count for _, count in kept)
         counts.clear()  # a fresh table: a dict that only loses keys keeps its size
-        dict.update(counts, kept)
+        counts.update(dict(kept))
         counts[OTHER] += moved
 
 

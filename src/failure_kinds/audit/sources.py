@@ -347,19 +347,26 @@ class Decoder:
                 pass
             else:
                 return [list(map(get, records)) for get in self._getters]
-        rows: list[Row] = deeper(lambda: list(map(self._line, lines)))
+        # Line by line: msgspec from deeper than the careful reading (see _depth), which decides the rest
+        # from one depth with either decoder, so that both give the same answer at any depth.
+        attempts = repeat(None) if self._decode is None else deeper(lambda: list(map(self._attempt, lines)))
+        rows: list[Row] = list(map(self._decide, lines, attempts))
         return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in self.paths]
 
-    def _line(self, line: bytes) -> tuple[object, ...]:
-        if not line or line.isspace():
-            return (BLANK,) * len(self.paths)
-        if self._decode is not None and line.isascii():
-            try:
-                record = self._decode(line)
-                return tuple(_leaf(get(record)) for get in self._getters)
-            except Exception:
-                pass
-        return self._careful(line)
+    def _attempt(self, line: bytes) -> Row | None:
+        """msgspec's reading of a line, or None where the careful reading decides."""
+        if not line.isascii() or line.isspace() or self._decode is None:
+            return None
+        try:
+            record = self._decode(line)
+            return tuple(_leaf(get(record)) for get in self._getters)
+        except Exception:
+            return None
+
+    def _decide(self, line: bytes, attempt: Row | None) -> Row:
+        if attempt is not None:
+            return attempt
+        return (BLANK,) * len(self.paths) if not line or line.isspace() else self._careful(line)
 
     def _careful(self, line: bytes) -> tuple[object, ...]:
         document: Any
