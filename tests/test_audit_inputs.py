@@ -103,6 +103,7 @@ RECORDS = '{"failure_kind": "cancelled"}\n{"failure_kind": "judge_faild"}\n'
 TRUNCATED = gzip.compress(b"".join(jsonl(["cancelled"], rollout=index) for index in range(2000)))
 TRUNCATED = TRUNCATED[: len(TRUNCATED) * 3 // 4]
 HINT = "text; the audit reads UTF-8: convert it with"
+GZIPPED = gzip.compress(RECORDS.encode())
 UNREAD = {  # name: content (None: missing) and how the error starts
     "missing.jsonl": (None, "no such file"),
     "missing.jsonl.gz": (None, "no such file"),
@@ -112,10 +113,7 @@ UNREAD = {  # name: content (None: missing) and how the error starts
     "bad.jsonl.gz": (b"\x1f\x8b\x08\x00" + b"\xff" * 30, "corrupt gzip data"),
     "plain.jsonl.gz": (RECORDS.encode(), "not a gzip file"),
     # Whole records, then a checksum that does not match them: corrupt, not a file of another format.
-    "checksum.jsonl.gz": (
-        gzip.compress(RECORDS.encode())[:-8] + b"\x00" * 4 + gzip.compress(RECORDS.encode())[-4:],
-        "corrupt gzip data (CRC check failed",
-    ),
+    "checksum.jsonl.gz": (GZIPPED[:-8] + b"\x00" * 4 + GZIPPED[-4:], "corrupt gzip data (CRC check failed"),
     "bom16.jsonl": (RECORDS.encode("utf-16"), f"UTF-16 (little-endian) {HINT} iconv -f UTF-16 -t UTF-8"),
     "be16.jsonl": (RECORDS.encode("utf-16-be"), f"UTF-16 (big-endian) {HINT} iconv -f UTF-16BE -t UTF-8"),
     "le16.jsonl": (("\n" + RECORDS).encode("utf-16-le"), f"UTF-16 (little-endian) {HINT} iconv -f UTF-16LE"),
