@@ -40,7 +40,7 @@ from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
     from typing import Any, Final
 
     from .sources import Columns, Decoder
@@ -158,20 +158,14 @@ class PartialReport:
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = make_decoder(self.settings.paths, self.fast)
-        if b"" in lines or b"\n" in lines:
-            # Empty lines are left out before decoding, which would take the careful path for them;
-            # the lines list still gives every value its physical line.
-            present = [line for line in lines if line and line != b"\n"]
-            self._add(decoder.batch(present, ascii), len(lines), lines, present)
-        else:
-            self._add(decoder.batch(lines, ascii), len(lines), None, lines)
+        self._add(decoder.batch(lines, ascii), lines)
 
     def add_overlong(self) -> None:
         """The next line of the current file is longer than the line cap: unparseable, and noted."""
         if self.first_overlong is None:
             self.first_overlong = (len(self.files) - 1, self.files[-1].lines + 1)
         self.overlong += 1
-        self._add([[UNPARSEABLE] for _ in self.settings.paths], 1, None, None)
+        self._add([[UNPARSEABLE] for _ in self.settings.paths], None)
 
     def add_blank(self, lines: int) -> None:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
@@ -181,7 +175,7 @@ class PartialReport:
         """Count the next lines (or rows) of the current file, already decoded: per path of
         ``settings.paths``, one value per line: a str, None (null), ABSENT, any other value (invalid), or
         the line's UNPARSEABLE or BLANK (not a record) in every column."""
-        self._add(columns, len(columns[0]), None, None)
+        self._add(columns, None)
 
     def add_error(self, error: str) -> None:
         """The current file could not be read (to its end): the first error is reported."""
@@ -189,30 +183,19 @@ class PartialReport:
         if part.error is None:
             part.error = error
 
-    def _add(
-        self, columns: Columns, lines: int, sparse: list[bytes] | None, decoded: list[bytes] | None
-    ) -> None:
+    def _add(self, columns: Columns, decoded: list[bytes] | None) -> None:
         part = self.files[-1]
         file_index, first_line = len(self.files) - 1, part.lines + 1
-        positions: list[int] = []
-
-        def line_of(index: int) -> int:
-            if sparse is None:
-                return first_line + index
-            if not positions:
-                positions.extend(number for number, line in enumerate(sparse) if line and line != b"\n")
-            return first_line + positions[index]
-
         blank = 0
         for number, (kind_at, stage_at) in enumerate(self._positions):
             kinds = columns[kind_at]
-            counts = self._tally(number, kinds, columns[stage_at], file_index, line_of)
+            counts = self._tally(number, kinds, columns[stage_at], file_index, first_line)
             if number == 0:
                 blank = counts[BLANK]
                 if unparseable := counts[UNPARSEABLE]:
                     self.unparseable += unparseable
                     if self.first_unparseable is None:
-                        self.first_unparseable = (file_index, line_of(kinds.index(UNPARSEABLE)))
+                        self.first_unparseable = (file_index, first_line + kinds.index(UNPARSEABLE))
             part.with_kind[number] += counts[str]
             if counts[None] or counts[str] or counts[INVALID]:
                 part.present[number] = True
@@ -222,7 +205,7 @@ class PartialReport:
                 part.absent[number] += absent
         records = len(columns[0]) - blank
         part.records += records
-        part.lines += lines
+        part.lines += len(columns[0])
         self.records += records
 
     def _tally(
@@ -231,7 +214,7 @@ class PartialReport:
         kinds: list[object],
         stages: list[object],
         file_index: int,
-        line_of: Callable[[int], int],
+        first_line: int,
     ) -> dict[object, int]:
         """Count one batch of one field, its kinds and stages given in line order; return its records by
         what they hold: str (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
@@ -264,7 +247,7 @@ class PartialReport:
                     stage_key = INVALID
                     field.stage_invalid += count
                     if field.first_stage_invalid is None:
-                        field.first_stage_invalid = (file_index, line_of(_first_invalid(stages)))
+                        field.first_stage_invalid = (file_index, first_line + _first_invalid(stages))
                 if type(kind) is str:
                     staged.append((kind, stage_key, count))
         found[str] = sum(kind_counts.values())
@@ -274,9 +257,9 @@ class PartialReport:
         if found[INVALID]:
             field.invalid += found[INVALID]
             if field.first_invalid is None:
-                field.first_invalid = (file_index, line_of(_first_invalid(kinds)))
+                field.first_invalid = (file_index, first_line + _first_invalid(kinds))
         if kind_counts:
-            self._count_kinds(field, kind_counts, staged, FirstIndex(kinds), file_index, line_of)
+            self._count_kinds(field, kind_counts, staged, FirstIndex(kinds), file_index, first_line)
         if stage_counts:
             tally, first_stage = field.stages, FirstIndex(stages)
             for value, count in stage_counts.items():
@@ -284,7 +267,7 @@ class PartialReport:
                 if key in tally.counts:
                     tally.counts[key] += count
                 else:
-                    location = (file_index, line_of(first_stage(value)))
+                    location = (file_index, first_line + first_stage(value))
                     tally.add_new(key, stage_category(value), count, location)
         return found
 
@@ -295,7 +278,7 @@ class PartialReport:
         staged: list[tuple[str, object, int]],
         first: FirstIndex,
         file_index: int,
-        line_of: Callable[[int], int],
+        first_line: int,
     ) -> None:
         """Count the kinds of one batch, and the records of its ``staged`` kinds per stage."""
         tally, settings = field.kinds, self.settings
@@ -312,14 +295,14 @@ class PartialReport:
             if known is not None:
                 counts[key] = known + count
                 category = categories[key]
-            elif tally.lost and (lost := tally.add_lost(key, count)) is not None:
-                category = lost
+            elif key in tally.lost:
+                category = tally.add_lost(key, count)
             else:
                 cached = known_categories.get(value) if len(value) <= limit else None
                 category = settings.category(value) if cached is None else cached
                 if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
                     known_categories[value] = category
-                lost = tally.add_new(key, category, count, (file_index, line_of(first(value))))
+                lost = tally.add_new(key, category, count, (file_index, first_line + first(value)))
                 if lost is not None and lost != key:
                     field.drop_kind(lost, category)
             if staged:
@@ -333,8 +316,10 @@ class PartialReport:
                     new_servers.setdefault(server, []).append(value)
         for server, values in new_servers.items():
             count = sum(kind_counts[value] for value in values)
-            if not servers.lost or servers.add_lost(server, count) is None:  # at its first value here
-                servers.add_new(server, SERVER, count, (file_index, line_of(min(map(first, values)))))
+            if server in servers.lost:
+                servers.add_lost(server, count)
+            else:  # at its first value here
+                servers.add_new(server, SERVER, count, (file_index, first_line + min(map(first, values))))
         # Once every value of the batch is counted, as one met late may have taken an earlier one's row.
         grown: dict[int, Counter[object]] = {}
         for value, stage, count in staged:

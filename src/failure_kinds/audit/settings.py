@@ -16,6 +16,7 @@ from dataclasses import dataclass
 # With the module, not at first use: hashlib loaded short of memory comes up without its hashes.
 from hashlib import blake2b
 from typing import NamedTuple, cast
+from zlib import adler32, crc32
 
 import failure_kinds
 from failure_kinds import FailureKindsError
@@ -157,8 +158,10 @@ Overflow = dict[str, tuple[int, Location]]  # category -> [records, first locati
 def rank(key: str) -> int:
     """The order in which keys of a capped category keep their own row: by a stable hash, so the kept
     keys are the same however the input is cut (the ``limit`` smallest of all the input's keys)."""
-    digest = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
+    # Two checksums in C, one above the other: a cryptographic hash costs several times more per key, and
+    # ranks need spread, not secrecy (equal ranks are ordered by the key).
+    data = key.encode("utf-8", "surrogatepass")
+    return crc32(data) << 32 | adler32(data)
 
 
 # A kind's stages are ranked again each time one more of them comes: their ranks are cached.
@@ -191,12 +194,11 @@ class Tally:
         slots = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
         return None, {**slots, "lost": {}}
 
-    def add_lost(self, key: str, count: int) -> str | None:
-        """Count ``key`` if it is known to have lost its row, and return its category (else None)."""
-        category = self.lost.get(key)
-        if category is not None:
-            records, first = self.overflow[category]
-            self.overflow[category] = (records + count, first)
+    def add_lost(self, key: str, count: int) -> str:
+        """Count ``key``, one of ``lost``; return its category."""
+        category = self.lost[key]
+        records, first = self.overflow[category]
+        self.overflow[category] = (records + count, first)
         return category
 
     def add_new(self, key: str, category: str, count: int, location: Location) -> str | None:

@@ -336,21 +336,47 @@ class Decoder:
         """One list per path, one entry per line: the string there, None, ABSENT, INVALID (or the value
         itself for an invalid one); or the line's BLANK or UNPARSEABLE at every path. ``ascii``: every
         byte of ``lines`` is."""
-        if self._decode is not None and (ascii or all(map(bytes.isascii, lines))):
-            # The whole batch in C when every line is ASCII (so valid UTF-8: msgspec does not check the
-            # strings it skips) and decodes; else line by line. Read a column at a time, the values of a
-            # path that is not there are ABSENT, with no tuple made per line.
-            decode = self._decode
-            try:
-                records: list[Any] = deeper(lambda: list(map(decode, lines)))
-            except Exception:
-                pass
-            else:
-                return [list(map(get, records)) for get in self._getters]
-        # Line by line: msgspec from deeper than the careful reading (see _depth), which decides the rest
-        # from one depth with either decoder, so that both give the same answer at any depth.
-        attempts = repeat(None) if self._decode is None else deeper(lambda: list(map(self._attempt, lines)))
-        rows: list[Row] = list(map(self._decide, lines, attempts))
+        fast = self._decode is not None and (ascii or all(map(bytes.isascii, lines)))
+        if fast and lines and lines[-1] != b"\n" and lines[-1]:
+            columns = self._whole(lines)
+            if columns is not None:
+                return columns
+        # An empty line fails a whole batch (a file's last line is the likeliest): without them the batch
+        # may still decode at once, and they are BLANK in their place.
+        if not fast or (b"\n" not in lines and b"" not in lines):
+            return self._one_by_one(lines)
+        present = [line for line in lines if line and line != b"\n"]
+        columns = self._whole(present) or self._one_by_one(present)
+        empty = [not line or line == b"\n" for line in lines]
+        spread: Columns = []
+        for column in columns:
+            values = iter(column)
+            spread.append([BLANK if skipped else next(values) for skipped in empty])
+        return spread
+
+    def _whole(self, lines: list[bytes]) -> Columns | None:
+        """The batch decoded in C, every line by msgspec (all ASCII, so valid UTF-8: msgspec does not
+        check the strings it skips), read a column at a time: the values of a path that is not there are
+        ABSENT, with no tuple made per line. None when a line fails."""
+        decode = self._decode
+        assert decode is not None
+        try:
+            records: list[Any] = deeper(lambda: list(map(decode, lines)))
+        except Exception:
+            return None
+        return [list(map(get, records)) for get in self._getters]
+
+    def _one_by_one(self, lines: list[bytes]) -> Columns:
+        """Line by line: msgspec from deeper than the careful reading (see _depth), which decides the rest
+        from one depth with either decoder, so that both give the same answer at any depth."""
+        attempts: list[Row | None] = [None] * len(lines)
+        if self._decode is not None:
+            attempts = deeper(lambda: list(map(self._attempt, lines)))
+        blank, careful = (BLANK,) * len(self.paths), self._careful
+        rows: list[Row] = [
+            attempt if attempt is not None else blank if not line or line.isspace() else careful(line)
+            for line, attempt in zip(lines, attempts, strict=True)
+        ]
         return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in self.paths]
 
     def _attempt(self, line: bytes) -> Row | None:
@@ -362,11 +388,6 @@ class Decoder:
             return tuple(_leaf(get(record)) for get in self._getters)
         except Exception:
             return None
-
-    def _decide(self, line: bytes, attempt: Row | None) -> Row:
-        if attempt is not None:
-            return attempt
-        return (BLANK,) * len(self.paths) if not line or line.isspace() else self._careful(line)
 
     def _careful(self, line: bytes) -> tuple[object, ...]:
         document: Any
