@@ -129,7 +129,7 @@ def _columns(
             valid: list[bool] = values.is_valid().to_pylist()
             columns.append([ABSENT if there else None for there in valid])
         else:
-            columns.append(_values(pa, values, broken))
+            columns.append(_values(pa, compute, values, broken))
     for index in broken:
         for column in columns:
             column[index] = UNPARSEABLE
@@ -250,7 +250,7 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, gro
             part.kinds_at[number].setdefault(path, 0)
 
 
-def _values(pa: Any, values: Any, broken: set[int]) -> list[object]:
+def _values(pa: Any, compute: Any, values: Any, broken: set[int]) -> list[object]:
     """One batch of one path's column as the audit's values: str, None, INVALID or UNPARSEABLE (its
     rows added to ``broken``)."""
     kind: Any = values.type
@@ -259,8 +259,18 @@ def _values(pa: Any, values: Any, broken: set[int]) -> list[object]:
         kind = values.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
         try:
-            text: list[object] = values.to_pylist()
-            return text
+            # Each distinct value made once in Python, its rows all the same object: a row's str costs
+            # no decoding, and the tally's hash of it is cached.
+            encoded: Any = values.dictionary_encode()
+            table: list[object] = encoded.dictionary.to_pylist()
+            table.append(None)
+            indices: Any = encoded.indices
+            if indices.null_count:  # nulls point past the values, at None (an Arrow scalar, not one
+                # made from a Python value, which would import pandas)
+                past: Any = compute.count(encoded.dictionary, mode="all").cast(indices.type)
+                indices = indices.fill_null(past)
+            rows: list[int] = indices.to_pylist()
+            return list(map(table.__getitem__, rows))
         except Exception:  # text that is not UTF-8: decided row by row
             raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
             decoded = [_decoded(item) for item in raw]
