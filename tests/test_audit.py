@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import failure_kinds
 from failure_kinds.audit import AuditError, Report, audit, audit_lines, render_json, render_text, settings_for
+from failure_kinds.audit.render import indented_json
 from failure_kinds.audit.sources import make_decoder
 from failure_kinds.history import OLDER_LABELS
 
@@ -293,6 +294,25 @@ def test_fast_and_stdlib_decoders_agree_on_every_line(lines: list[bytes], field:
     assert fast == careful
     for line in cleaned:  # line by line too: two differences cannot cancel out
         assert len(set(both_ways([line], field))) == 1
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(json_values)
+def test_the_json_report_is_indented_as_json_dumps_indents(value: object) -> None:
+    assert indented_json(value) == json.dumps(value, indent=2)
+
+
+def test_a_whole_json_report_is_indented_as_json_dumps_indents() -> None:
+    lines = [*MIXED, b'{"failure_kind": "cancelled", "stage": "verifer"}\n']
+    report = audit_lines(lines, "log.jsonl", settings_for(["failure_kind", "response.failure_kind"])).report()
+    expected = {"fields": [one.to_json() for one in (report, *report.also)]}
+    assert render_json(report) == json.dumps(expected, indent=2) + "\n"
 
 
 @WITH_MSGSPEC

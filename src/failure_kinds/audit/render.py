@@ -7,6 +7,7 @@ import json
 import re
 import time
 import unicodedata
+from json.encoder import encode_basestring_ascii as quoted
 
 from failure_kinds._display import escaped, plain
 
@@ -15,7 +16,7 @@ from .settings import LEGACY, MALFORMED, REGISTERED, UNREGISTERED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, ClassVar, Final
+    from typing import IO, Any, ClassVar, Final
 
     from .report import KindRow, Report, StageRow
 
@@ -332,8 +333,27 @@ def _shown_value(value: str) -> str:
 def render_json(report: Report) -> str:
     """The report as JSON: one field's report, or with several, ``{"fields": [report, ...]}``."""
     if not report.also:
-        return json.dumps(report.to_json(), indent=2) + "\n"
-    return json.dumps({"fields": [one.to_json() for one in (report, *report.also)]}, indent=2) + "\n"
+        return indented_json(report.to_json()) + "\n"
+    return indented_json({"fields": [one.to_json() for one in (report, *report.also)]}) + "\n"
+
+
+def indented_json(value: Any, indent: str = "\n") -> str:
+    """``json.dumps(value, indent=2)``, the same text, made by one call per list or object: with an
+    indent the standard library encodes in Python a token at a time, which a report of many rows feels."""
+    kind = value.__class__
+    if kind is str:
+        return quoted(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    inner = indent + "  "
+    if kind is dict and value:
+        pairs = [f"{inner}{quoted(key)}: {indented_json(item, inner)}" for key, item in value.items()]
+        return f"{{{','.join(pairs)}{indent}}}"
+    if (kind is list or kind is tuple) and value:
+        return f"[{','.join([inner + indented_json(item, inner) for item in value])}{indent}]"
+    return json.dumps(value)  # an empty list or object, a float, a bool
 
 
 class Progress:
