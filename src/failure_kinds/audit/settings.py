@@ -236,20 +236,67 @@ class Tally:
         """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), in
         place; the cost grows with ``later`` alone. Returns the keys that lost their row here (of this
         tally, or of ``later`` and never kept), with their category."""
-        dropped: list[tuple[str, str]] = []
         for category, (count, location) in later.overflow.items():
             spill(self.overflow, category, count, shift(location))
         counts = self.counts
+        arriving: dict[str, list[str]] = {}  # capped category -> its keys new here
         for key, count in later.counts.items():
             known = counts.get(key)
             if known is not None:
                 counts[key] = known + count
+                continue
+            category = later.categories[key]
+            if category in self.capped:
+                arriving.setdefault(category, []).append(key)
             else:
-                category = later.categories[key]
-                lost = self.add_new(key, category, count, shift(later.first[key]))
-                if lost is not None:
-                    dropped.append((lost, category))
+                self._keep(key, category, count, shift(later.first[key]))
+        dropped: list[tuple[str, str]] = []
+        for category, keys in arriving.items():
+            dropped += self._admit(category, keys, later, shift)
         return dropped
+
+    def _keep(self, key: str, category: str, count: int, location: Location) -> None:
+        self.counts[key] = count
+        self.first[key] = location
+        self.categories[key] = category
+
+    def _admit(self, category: str, keys: list[str], later: Tally, shift: Shift) -> list[tuple[str, str]]:
+        """Add the keys of one capped category that are new here: the kept keys are the ``limit`` best of
+        those kept and those new, as one at a time would leave them, with the losers spilled in one go."""
+        size = self.sizes.get(category, 0)
+        if category not in self.full and size + len(keys) <= self.limit:
+            self.sizes[category] = size + len(keys)
+            for key in keys:
+                self._keep(key, category, later.counts[key], shift(later.first[key]))
+            return []
+        ranked = {key: entry for entry, key in later.full.get(category, [])}
+        arriving = [(ranked[key] if key in ranked else -rank(key), key) for key in keys]
+        heap = self.full.get(category)
+        if heap is None:  # past the cap for the first time: every key in play sorted once
+            entries = [(-rank(key), key) for key, of in self.categories.items() if of == category]
+            entries += arriving
+            entries.sort(reverse=True)  # the best first: the heap's top is the worst kept
+            heap = self.full[category] = entries[: self.limit]
+            heapq.heapify(heap)
+            losers = [key for _, key in entries[self.limit :]]
+        else:
+            replace = heapq.heapreplace
+            losers = [replace(heap, entry)[1] if heap and entry > heap[0] else entry[1] for entry in arriving]
+        mine = [key for key in losers if key in self.counts]
+        theirs = [key for key in losers if key not in self.counts]
+        if mine:
+            spill(self.overflow, category, sum(map(self.counts.pop, mine)), min(map(self.first.pop, mine)))
+            for key in mine:
+                del self.categories[key]
+        if theirs:
+            first = min(map(later.first.__getitem__, theirs))
+            spill(self.overflow, category, sum(map(later.counts.__getitem__, theirs)), shift(first))
+        self.lost.update(dict.fromkeys(losers[: _LOST - len(self.lost)], category))
+        lost = set(losers)
+        for _, key in arriving:
+            if key not in lost:
+                self._keep(key, category, later.counts[key], shift(later.first[key]))
+        return [(key, category) for key in losers]
 
 
 # A kind's row keeps apart the records of at most this many unregistered stages (those of the smallest
