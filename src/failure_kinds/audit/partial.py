@@ -27,10 +27,12 @@ from .settings import (
     NAMESPACED,
     SERVER,
     UNDECLARED,
+    UNMOVED,
     AuditSettings,
     FieldTally,
     Location,
     Shift,
+    Tally,
     earliest,
     limit_stages,
     shorten,
@@ -262,13 +264,17 @@ class PartialReport:
             self._count_kinds(field, kind_counts, staged, FirstIndex(kinds), file_index, first_line)
         if stage_counts:
             tally, first_stage = field.stages, FirstIndex(stages)
+            fresh: Tally | None = None  # the stages new here, admitted together
             for value, count in stage_counts.items():
                 key = value if len(value) <= limit else shorten(value, limit)
                 if key in tally.counts:
                     tally.counts[key] += count
                 else:
+                    fresh = fresh or Tally(tally.limit, tally.capped)
                     location = (file_index, first_line + first_stage(value))
-                    tally.add_new(key, stage_category(value), count, location)
+                    fresh.keep(key, stage_category(value), count, location)
+            if fresh is not None:
+                tally.absorb(fresh, UNMOVED)
         return found
 
     def _count_kinds(
@@ -287,6 +293,7 @@ class PartialReport:
         servers, server_counts = field.servers, field.servers.counts
         new_servers: dict[str, list[str]] = {}  # server -> its values in this batch, for one not counted yet
         placed: dict[str, str] = {}  # value -> category, for the staged kinds' overflow rows
+        fresh: Tally | None = None  # the kinds new here, admitted together once the batch is counted
         for value, count in kind_counts.items():
             # A value longer than the cut is kept under its key, never under itself: a crafted value that
             # spells another's key must not count as it.
@@ -302,9 +309,8 @@ class PartialReport:
                 category = settings.category(value) if cached is None else cached
                 if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
                     known_categories[value] = category
-                lost = tally.add_new(key, category, count, (file_index, first_line + first(value)))
-                if lost is not None and lost != key:
-                    field.drop_kind(lost, category)
+                fresh = fresh or Tally(tally.limit, tally.capped)
+                fresh.keep(key, category, count, (file_index, first_line + first(value)))
             if staged:
                 placed[value] = category
             if category in (NAMESPACED, UNDECLARED):
@@ -314,12 +320,20 @@ class PartialReport:
                     server_counts[server] = known + count
                 else:
                     new_servers.setdefault(server, []).append(value)
+        if fresh is not None:
+            for lost, category in tally.absorb(fresh, UNMOVED):
+                field.drop_kind(lost, category)
+        fresh_servers: Tally | None = None
         for server, values in new_servers.items():
             count = sum(kind_counts[value] for value in values)
             if server in servers.lost:
                 servers.add_lost(server, count)
             else:  # at its first value here
-                servers.add_new(server, SERVER, count, (file_index, first_line + min(map(first, values))))
+                fresh_servers = fresh_servers or Tally(servers.limit, servers.capped)
+                location = (file_index, first_line + min(map(first, values)))
+                fresh_servers.keep(server, SERVER, count, location)
+        if fresh_servers is not None:
+            servers.absorb(fresh_servers, UNMOVED)
         # Once every value of the batch is counted, as one met late may have taken an earlier one's row.
         grown: dict[int, Counter[object]] = {}
         for value, stage, count in staged:

@@ -201,37 +201,6 @@ class Tally:
         self.overflow[category] = (records + count, first)
         return category
 
-    def add_new(self, key: str, category: str, count: int, location: Location) -> str | None:
-        """Count ``key`` (not counted here) seen first at ``location``. Returns the key that lost its row
-        (``key`` itself, or the one it displaced, already moved to the overflow), or None."""
-        dropped = None
-        if category in self.capped:
-            heap = self.full.get(category)
-            size = self.sizes.get(category, 0)
-            if heap is None and size < self.limit:
-                self.sizes[category] = size + 1
-            else:
-                if heap is None:
-                    kept = [other for other, of in self.categories.items() if of == category]
-                    heap = self.full[category] = [(-rank(other), other) for other in kept]
-                    heapq.heapify(heap)
-                entry = (-rank(key), key)
-                if not heap or entry <= heap[0]:
-                    spill(self.overflow, category, count, location)
-                    dropped = key
-                else:
-                    dropped = heapq.heapreplace(heap, entry)[1]
-                if len(self.lost) < _LOST:
-                    self.lost[dropped] = category
-                if dropped == key:
-                    return key
-                spill(self.overflow, category, self.counts.pop(dropped), self.first.pop(dropped))
-                del self.categories[dropped]
-        self.counts[key] = count
-        self.first[key] = location
-        self.categories[key] = category
-        return dropped
-
     def absorb(self, later: Tally, shift: Shift) -> list[tuple[str, str]]:
         """Add ``later``, the tally of the input that follows (its locations moved by ``shift``), in
         place; the cost grows with ``later`` alone. Returns the keys that lost their row here (of this
@@ -249,13 +218,19 @@ class Tally:
             if category in self.capped:
                 arriving.setdefault(category, []).append(key)
             else:
-                self._keep(key, category, count, shift(later.first[key]))
+                self.keep(key, category, count, shift(later.first[key]))
         dropped: list[tuple[str, str]] = []
         for category, keys in arriving.items():
             dropped += self._admit(category, keys, later, shift)
         return dropped
 
-    def _keep(self, key: str, category: str, count: int, location: Location) -> None:
+    def keep(self, key: str, category: str, count: int, location: Location) -> None:
+        """Count ``key`` of ``category``, met first at ``location``, with no cap: how a batch gathers its
+        new keys, which the tally then admits at once (``absorb``)."""
+        known = self.counts.get(key)
+        if known is not None:
+            self.counts[key] = known + count
+            return
         self.counts[key] = count
         self.first[key] = location
         self.categories[key] = category
@@ -267,7 +242,7 @@ class Tally:
         if category not in self.full and size + len(keys) <= self.limit:
             self.sizes[category] = size + len(keys)
             for key in keys:
-                self._keep(key, category, later.counts[key], shift(later.first[key]))
+                self.keep(key, category, later.counts[key], shift(later.first[key]))
             return []
         ranked = {key: entry for entry, key in later.full.get(category, [])}
         arriving = [(ranked[key] if key in ranked else -rank(key), key) for key in keys]
@@ -295,7 +270,7 @@ class Tally:
         lost = set(losers)
         for _, key in arriving:
             if key not in lost:
-                self._keep(key, category, later.counts[key], shift(later.first[key]))
+                self.keep(key, category, later.counts[key], shift(later.first[key]))
         return [(key, category) for key in losers]
 
 
@@ -380,6 +355,8 @@ class Shift(NamedTuple):
         index, line = location
         return (index + self.files, line + self.lines if index == 0 else line)
 
+
+UNMOVED: Final = Shift(0, 0)  # the shift of a batch's new keys, admitted to the tally that counted them
 
 # Lost keys remembered per tally.
 _LOST: Final = 100_000
