@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from failure_kinds.audit import audit, render_json, render_text
+from failure_kinds.audit import AuditError, audit, render_json, render_text
 from failure_kinds.audit.settings import KIND_STAGES, rank
 
 # Upstream's newest record (schema version 1) nests the failure; its older one put the stage beside a
@@ -215,6 +215,9 @@ def test_a_field_given_twice_and_an_empty_stage_are_usage_errors(tmp_path: Path)
         2,
         "failure-kinds audit: error: --stage '' has an empty segment\n",
     )
+    # A program gets the same refusal, not one report for two fields.
+    with pytest.raises(AuditError, match="--field failure_kind is given twice"):
+        audit([path], ["failure_kind", "failure_kind"])
     text = run_cli("audit", path).stdout
     # A stage that is not a string reads (invalid) in the stage section as in the kind's row.
     assert "stages: (invalid) 1" in text

@@ -381,12 +381,15 @@ def settings_for(
     value_chars: int = VALUE_CHARS,
     line_bytes: int = LINE_BYTES,
 ) -> AuditSettings:
-    """Checked settings: AuditError for an empty --field or --stage segment, or an alias that maps
-    nowhere. ``field_path``: one path or several (each audited once); ``stage_path``: the stage of every
-    field (None: the key ``stage`` beside each)."""
-    fields = [field_path] if isinstance(field_path, str) else list(dict.fromkeys(field_path))
+    """Checked settings: AuditError for an empty --field or --stage segment, a field given twice, or an
+    alias that maps nowhere. ``field_path``: one path or several; ``stage_path``: the stage of every field
+    (None: the key ``stage`` beside each)."""
+    fields = [field_path] if isinstance(field_path, str) else list(field_path)
     if not fields:
         raise AuditError("give at least one --field")
+    repeated = next((field for index, field in enumerate(fields) if field in fields[:index]), None)
+    if repeated is not None:  # one report each: a path given twice would be one report, not two
+        raise AuditError(f"--field {plain(repeated)} is given twice")
     stage = "stage" if stage_path is None else stage_path
     for option, path in [*(("--field", field) for field in fields), ("--stage", stage)]:
         if not all(path.split(".")):

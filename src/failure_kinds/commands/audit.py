@@ -17,9 +17,6 @@ def run(arguments: argparse.Namespace) -> int:
     from failure_kinds._display import escaped, plain
 
     fields = arguments.fields or ["failure_kind"]
-    repeated = next((field for index, field in enumerate(fields) if field in fields[:index]), None)
-    if repeated is not None:  # one report each: a path given twice would be one report, not two
-        raise audit.AuditError(f"--field {plain(repeated)} is given twice")
     config = load_project_config(arguments)
     aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
     if arguments.decoder == "msgspec" and not audit.fast_available():
