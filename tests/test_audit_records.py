@@ -207,6 +207,11 @@ def test_a_field_given_twice_and_an_empty_stage_are_usage_errors(tmp_path: Path)
     path = write(tmp_path / "a.jsonl", [{"failure_kind": "cancelled", "stage": 7}])
     twice = run_cli("audit", "--field", "failure_kind", "--field", "failure_kind", path)
     empty = run_cli("audit", "--stage", "", path)
+    two_stages = run_cli("audit", "--stage", "meta.phase", "--stage", "stage", path)
+    assert (two_stages.returncode, two_stages.stderr) == (
+        2,
+        "failure-kinds audit: error: --stage is given more than once\n",
+    )
     assert (twice.returncode, twice.stderr) == (
         2,
         "failure-kinds audit: error: --field failure_kind is given twice\n",

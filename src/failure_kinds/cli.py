@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     _config_option(check)
 
-    audit = commands.add_parser("audit",
+    audit = commands.add_parser("audit", usage="%(prog)s [options] PATH [PATH ...]",
         help="count the failure kinds in JSON Lines and Parquet rollout logs",
         description="Count the failure kinds in JSON Lines and Parquet rollout logs.\n\nWhich kinds "
         "occurred, which values are not in the vocabulary and what they probably meant, which are older "
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--field", action="append", dest="fields", metavar="DOTTED.PATH",
         help="where a kind is in each object, e.g. failure.failure_kind; repeatable, every field audited in "
         "the same pass, one report each (default: failure_kind)")
-    audit.add_argument("--stage", metavar="DOTTED.PATH",
+    audit.add_argument("--stage", action="append", dest="stages", metavar="DOTTED.PATH",
         help="where every field's stage is (default: the key stage beside each field, e.g. failure.stage)")
     audit.add_argument("--alias", action="append", default=[], metavar="OLD=NEW",
         help="count the label OLD as the registered kind NEW, over the replacement the vocabulary gives an "
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--strict", action="store_true",
         help="exit 1 when, at any field, an unregistered, malformed or undeclared value, an older label "
         "(even one with a replacement) or an unregistered or older stage remains after aliasing, or when "
-        "no record has the --field at all")
+        "the --field was never seen (no record has it, no record is an object, or no input file)")
     audit.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",
         help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a clone; "

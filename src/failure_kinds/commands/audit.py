@@ -17,6 +17,9 @@ def run(arguments: argparse.Namespace) -> int:
     from failure_kinds._display import escaped, plain
 
     fields = arguments.fields or ["failure_kind"]
+    stages = arguments.stages or [None]
+    if len(stages) > 1:  # one stage path serves every field: a second would silently replace the first
+        raise audit.AuditError("--stage is given more than once")
     config = load_project_config(arguments)
     aliases = audit.merged_aliases(arguments.aliases or None, arguments.alias)
     if arguments.decoder == "msgspec" and not audit.fast_available():
@@ -34,7 +37,7 @@ def run(arguments: argparse.Namespace) -> int:
         jobs=arguments.jobs,
         ray=arguments.ray,
         line_bytes=arguments.max_line_bytes,
-        stage_path=arguments.stage,
+        stage_path=stages[0],
     )
     if report.failed_files and len(report.failed_files) == len(report.files) and not report.records:
         pass  # nothing could be read: the errors below, and no report of nothing
