@@ -111,7 +111,7 @@ UNREAD = {  # name: content (None: missing) and how the error starts
     "cut.jsonl.gz": (TRUNCATED, "truncated gzip"),
     "corrupt.jsonl.gz": (b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"not deflate" * 10, "corrupt gzip data"),
     "bad.jsonl.gz": (b"\x1f\x8b\x08\x00" + b"\xff" * 30, "corrupt gzip data"),
-    "plain.jsonl.gz": (RECORDS.encode(), "not a gzip file"),
+    "plain.jsonl.gz": (RECORDS.encode(), "not a gzip file (it starts with b'{{\"')"),
     # Whole records, then a checksum that does not match them: corrupt, not a file of another format.
     "checksum.jsonl.gz": (GZIPPED[:-8] + b"\x00" * 4 + GZIPPED[-4:], "corrupt gzip data (CRC check failed"),
     "bom16.jsonl": (RECORDS.encode("utf-16"), f"UTF-16 (little-endian) {HINT} iconv -f UTF-16 -t UTF-8"),

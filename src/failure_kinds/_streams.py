@@ -189,8 +189,8 @@ def describe_read_error(error: BaseException) -> str:
         return "is a directory"
     if isinstance(error, EOFError):
         return "truncated gzip: the compressed stream ends early"
-    if type(error).__name__ == "BadGzipFile" and str(error).startswith("Not a gzipped"):
-        return f"not a gzip file ({error})"
+    if type(error).__name__ == "BadGzipFile" and str(error).startswith("Not a gzipped file ("):
+        return f"not a gzip file (it starts with {str(error).removeprefix('Not a gzipped file (')}"
     if type(error).__name__ == "BadGzipFile" or type(error).__module__ == "zlib":  # a checksum, a length
         return f"corrupt gzip data ({error})"
     if isinstance(error, OSError) and error.strerror:
