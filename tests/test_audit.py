@@ -485,7 +485,14 @@ def test_first_locations_of_a_batch_full_of_new_values_cost_one_pass_not_a_searc
             Watched.passes += 1
             return super().__iter__()
 
+        def __reversed__(self) -> Iterator[object]:
+            Watched.passes += 1
+            return super().__reversed__()
+
     values = Watched([None, *(f"v{index}" for index in range(5_000)), "v7"])
     first = FirstIndex(values)
     assert [first(f"v{index}") for index in range(5_000)] == list(range(1, 5_001))
     assert (Watched.searches, Watched.passes) == (8, 1)
+    # An invalid value that is a list or an object is no key: the pass steps over it.
+    mixed = FirstIndex([{"a": 1}, *(f"v{index % 20}" for index in range(40)), ["b"]])
+    assert [mixed(f"v{index}") for index in range(20)] == list(range(1, 21))

@@ -291,7 +291,9 @@ class PartialReport:
         counts, categories = tally.counts, tally.categories
         limit, known_categories = settings.value_chars, self.known_categories
         servers, server_counts = field.servers, field.servers.counts
-        new_servers: dict[str, list[str]] = {}  # server -> its values in this batch, for one not counted yet
+        # A server not counted yet -> its records in this batch and its first value: values come in the
+        # order the batch first holds them.
+        new_servers: dict[str, list[Any]] = {}
         placed: dict[str, str] = {}  # value -> category, for the staged kinds' overflow rows
         fresh: Tally | None = None  # the kinds new here, admitted together once the batch is counted
         for value, count in kind_counts.items():
@@ -318,20 +320,20 @@ class PartialReport:
                 known = server_counts.get(server)
                 if known is not None:
                     server_counts[server] = known + count
+                elif server in new_servers:
+                    new_servers[server][0] += count
                 else:
-                    new_servers.setdefault(server, []).append(value)
+                    new_servers[server] = [count, value]
         if fresh is not None:
             for lost, category in tally.absorb(fresh, UNMOVED):
                 field.drop_kind(lost, category)
         fresh_servers: Tally | None = None
-        for server, values in new_servers.items():
-            count = sum(kind_counts[value] for value in values)
+        for server, (count, value) in new_servers.items():
             if server in servers.lost:
                 servers.add_lost(server, count)
-            else:  # at its first value here
+            else:
                 fresh_servers = fresh_servers or Tally(servers.limit, servers.capped)
-                location = (file_index, first_line + min(map(first, values)))
-                fresh_servers.keep(server, SERVER, count, location)
+                fresh_servers.keep(server, SERVER, count, (file_index, first_line + first(value)))
         if fresh_servers is not None:
             servers.absorb(fresh_servers, UNMOVED)
         # Once every value of the batch is counted, as one met late may have taken an earlier one's row.
@@ -522,10 +524,14 @@ class FirstIndex:
             self.searches += 1
             if self.searches <= _SEARCHES:
                 return self.values.index(value)
-            self.found = {}
-            for index, item in enumerate(self.values):
-                if type(item) is str and item not in self.found:
-                    self.found[item] = index
+            values = self.values
+            try:  # from the last to the first, so each value keeps its first index: one pass in C
+                self.found = dict(zip(reversed(values), range(len(values) - 1, -1, -1), strict=True))
+            except TypeError:  # a list or an object among them (an invalid value), which no key is
+                self.found = {}
+                for index, item in enumerate(values):
+                    if type(item) is str and item not in self.found:
+                        self.found[item] = index
         return self.found[value]
 
 
