@@ -311,12 +311,20 @@ class PartialReport:
                 category = settings.category(value) if cached is None else cached
                 if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
                     known_categories[value] = category
-                fresh = fresh or Tally(tally.limit, tally.capped)
-                fresh.keep(key, category, count, (file_index, first_line + first(value)))
+                if fresh is None:
+                    fresh = Tally(tally.limit, tally.capped)
+                if key in fresh.counts:  # a long value whose key another one's shortening gave
+                    fresh.counts[key] += count
+                else:
+                    fresh.counts[key] = count
+                    fresh.first[key] = (file_index, first_line + first(value))
+                    fresh.categories[key] = category
             if staged:
                 placed[value] = category
             if category in (NAMESPACED, UNDECLARED):
-                server = shorten(value.partition(":")[0], limit)
+                server = value.partition(":")[0]
+                if len(server) > limit:
+                    server = shorten(server, limit)
                 known = server_counts.get(server)
                 if known is not None:
                     server_counts[server] = known + count
@@ -325,7 +333,8 @@ class PartialReport:
                 else:
                     new_servers[server] = [count, value]
         if fresh is not None:
-            for lost, category in tally.absorb(fresh, UNMOVED):
+            dropped = tally.absorb(fresh, UNMOVED)
+            for lost, category in dropped if field.by_stage else ():
                 field.drop_kind(lost, category)
         fresh_servers: Tally | None = None
         for server, (count, value) in new_servers.items():
