@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import failure_kinds
 from failure_kinds.audit import AuditError, Report, audit, audit_lines, render_json, render_text, settings_for
 from failure_kinds.audit.render import indented_json
-from failure_kinds.audit.sources import make_decoder
+from failure_kinds.audit.sources import BLANK, make_decoder
 from failure_kinds.history import OLDER_LABELS
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -313,6 +313,19 @@ def test_a_whole_json_report_is_indented_as_json_dumps_indents() -> None:
     report = audit_lines(lines, "log.jsonl", settings_for(["failure_kind", "response.failure_kind"])).report()
     expected = {"fields": [one.to_json() for one in (report, *report.also)]}
     assert render_json(report) == json.dumps(expected, indent=2) + "\n"
+
+
+@WITH_MSGSPEC
+def test_a_batch_ending_in_an_empty_line_decodes_each_record_once() -> None:
+    # A file's last line is the likeliest empty one: looked at first, it costs no failed decode.
+    decoder = make_decoder(["failure_kind", "stage"], True)
+    decoded: list[bytes] = []
+    inner = decoder._decode
+    assert inner is not None
+    decoder._decode = lambda line: (decoded.append(line), inner(line))[1]
+    lines = [b'{"failure_kind": "cancelled"}\n'] * 3 + [b"\n"]
+    assert decoder.batch(lines, True)[0] == ["cancelled"] * 3 + [BLANK]
+    assert len(decoded) == 3
 
 
 @WITH_MSGSPEC
