@@ -316,6 +316,12 @@ def test_a_whole_json_report_is_indented_as_json_dumps_indents() -> None:
 
 
 @WITH_MSGSPEC
+def test_msgspec_reads_paths_of_up_to_64_segments_and_the_standard_library_longer_ones() -> None:
+    assert make_decoder([".".join(["a"] * 64)], True)._decode is not None
+    assert make_decoder([".".join(["a"] * 65)], True)._decode is None
+
+
+@WITH_MSGSPEC
 def test_a_batch_ending_in_an_empty_line_decodes_each_record_once() -> None:
     # A file's last line is the likeliest empty one: looked at first, it costs no failed decode.
     decoder = make_decoder(["failure_kind", "stage"], True)
