@@ -311,14 +311,8 @@ class PartialReport:
                 category = settings.category(value) if cached is None else cached
                 if cached is None and len(value) <= limit and len(known_categories) < _KNOWN_CATEGORIES:
                     known_categories[value] = category
-                if fresh is None:
-                    fresh = Tally(tally.limit, tally.capped)
-                if key in fresh.counts:  # a long value whose key another one's shortening gave
-                    fresh.counts[key] += count
-                else:
-                    fresh.counts[key] = count
-                    fresh.first[key] = (file_index, first_line + first(value))
-                    fresh.categories[key] = category
+                fresh = fresh or Tally(tally.limit, tally.capped)
+                fresh.keep(key, category, count, (file_index, first_line + first(value)))
             if staged:
                 placed[value] = category
             if category in (NAMESPACED, UNDECLARED):
@@ -334,8 +328,9 @@ class PartialReport:
                     new_servers[server] = [count, value]
         if fresh is not None:
             dropped = tally.absorb(fresh, UNMOVED)
-            for lost, category in dropped if field.by_stage else ():
-                field.drop_kind(lost, category)
+            if field.by_stage:  # only a kind with stages has any to move
+                for lost, category in dropped:
+                    field.drop_kind(lost, category)
         fresh_servers: Tally | None = None
         for server, (count, value) in new_servers.items():
             if server in servers.lost:

@@ -268,12 +268,9 @@ class Tally:
             spill(self.overflow, category, sum(map(later.counts.__getitem__, theirs)), shift(first))
         self.lost.update(dict.fromkeys(losers[: _LOST - len(self.lost)], category))
         lost = set(losers)
-        counts, firsts, categories = self.counts, self.first, self.categories
         for _, key in arriving:
             if key not in lost:
-                counts[key] = later.counts[key]
-                firsts[key] = shift(later.first[key])
-                categories[key] = category
+                self.keep(key, category, later.counts[key], shift(later.first[key]))
         return [(key, category) for key in losers]
 
 

@@ -345,9 +345,9 @@ class Decoder:
         # may still decode at once, and they are BLANK in their place.
         if not fast or (b"\n" not in lines and b"" not in lines):
             return self._one_by_one(lines)
-        present = [line for line in lines if line and line != b"\n"]
-        columns = self._whole(present) or self._one_by_one(present)
         empty = [not line or line == b"\n" for line in lines]
+        present = [line for line, skipped in zip(lines, empty, strict=True) if not skipped]
+        columns = self._whole(present) or self._one_by_one(present)
         spread: Columns = []
         for column in columns:
             values = iter(column)
