@@ -82,6 +82,58 @@ def test_rows_count_as_the_same_json_lines_would(
         assert as_lines(render_json(audit([parquet_path], jobs=1, distinct_limit=distinct_limit))) == expected
 
 
+STAGES = ["agent", "verifier", "request", "particpant", "Agent", "s" * 300]
+STAGE_TYPES = {"string": lambda: pa.string(), "dictionary": lambda: pa.dictionary(pa.int8(), pa.string())}
+STAGE_TYPES |= {"int64": lambda: pa.int64(), "none": lambda: None}
+maybe_kind = st.none() | st.sampled_from(KINDS)
+maybe_stage = st.none() | st.sampled_from(STAGES)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(st.tuples(maybe_kind, maybe_stage, maybe_kind, maybe_stage, st.booleans()), max_size=40),
+    stage_type=st.sampled_from(list(STAGE_TYPES)),
+    row_group_size=st.integers(min_value=1, max_value=25),
+    batch_rows=st.integers(min_value=1, max_value=9),
+    distinct_limit=st.integers(min_value=1, max_value=4),
+    kind_column=st.booleans(),
+)
+def test_kinds_and_their_stages_count_as_the_same_json_lines_would(
+    rows: list[tuple[Any, Any, Any, Any, bool]],
+    stage_type: str,
+    kind_column: bool,
+    row_group_size: int,
+    batch_rows: int,
+    distinct_limit: int,
+) -> None:
+    """A top-level kind and stage beside a record's nested ``failure`` (upstream's version 1): each
+    (kind, stage) pair counted as JSON Lines count it, with stages of another type (invalid), none at
+    all (no such column), a stage without a kind column, or a null ``failure``."""
+    kind = STAGE_TYPES[stage_type]()
+    records: list[dict[str, object]] = []
+    for top_kind, top_stage, nested_kind, nested_stage, has_failure in rows:
+        record: dict[str, object] = {"failure_kind": top_kind} if kind_column else {}
+        if kind is not None:
+            record["stage"] = (
+                None if top_stage is None else len(top_stage) if stage_type == "int64" else top_stage
+            )
+        record["failure"] = {"failure_kind": nested_kind, "stage": nested_stage} if has_failure else None
+        records.append(record)
+    columns = [("failure_kind", pa.string())] if kind_column else []
+    columns += [("stage", kind)] if kind is not None else []
+    columns.append(("failure", pa.struct([("failure_kind", pa.string()), ("stage", pa.string())])))
+    fields = ["failure_kind", "failure.failure_kind"]
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BATCH_ROWS, batch_rows)
+        parquet_path, lines_path = Path(folder) / "rows.parquet", Path(folder) / "rows.jsonl"
+        table = pa.Table.from_pylist(records, schema=pa.schema(columns))
+        pq.write_table(table, parquet_path, row_group_size=row_group_size)
+        lines_path.write_text("".join(json.dumps(record) + "\n" for record in records))
+        expected = render_json(audit([str(lines_path)], fields, distinct_limit=distinct_limit))
+        read = render_json(audit([str(parquet_path)], fields, jobs=1, distinct_limit=distinct_limit))
+    assert as_lines(read) == expected
+
+
 IN_RUNS = """
 import sys
 from failure_kinds.audit import audit, render_json

@@ -24,6 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 
+    from .partial import Column, Columns, Pair
+
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
 BATCH_ROWS: Final = 65_536
@@ -88,12 +90,12 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
         paths = [name.split(".") for name in partial.settings.paths]
         found = [_locate(pa, file, segments) for segments in paths]
         if start == 0:
-            _note_kinds_at(pa, compute, partial, file, groups[0])
+            _note_kinds_at(pa, compute, partial, file)
         leaves = sorted({leaf for located in found for leaf in located[0]})
         if not leaves:  # no path in the schema: every row lacks them all
             rows = sum(int(file.metadata.row_group(group).num_rows) for group in groups)
             for offset in range(0, rows, BATCH_ROWS):
-                partial.add_columns([[ABSENT] * min(BATCH_ROWS, rows - offset) for _ in paths])
+                partial.add_columns([_Coded(min(BATCH_ROWS, rows - offset), [ABSENT]) for _ in paths])
             return
         # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
         # ("nested data conversions not implemented for chunked array outputs"): such columns are read a
@@ -112,28 +114,105 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
 
 def _columns(
     pa: Any, compute: Any, batch: Any, paths: list[list[str]], found: list[tuple[list[int], int]]
-) -> list[list[object]]:
-    """The values of one batch at every path; a row with text that is not UTF-8 is unparseable, as such
-    a line is."""
-    rows: int = batch.num_rows
-    columns: list[list[object]] = []
-    broken: set[int] = set()  # rows with text that is not UTF-8
-    for segments, (leaves, depth) in zip(paths, found, strict=True):
-        if not leaves:
-            columns.append([ABSENT] * rows)
-            continue
-        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
-        for segment in segments[1:depth]:
-            values = compute.struct_field(values, [segment])
-        if depth < len(segments):  # the path stops at a value that is no object: null there is null
-            valid: list[bool] = values.is_valid().to_pylist()
-            columns.append([ABSENT if there else None for there in valid])
-        else:
-            columns.append(_values(pa, compute, values, broken))
-    for index in broken:
-        for column in columns:
+) -> Columns:
+    """The values of one batch at every path, coded and counted in Arrow; where some text is not UTF-8,
+    lists, with that row unparseable in every one, as such a line is."""
+    columns = [
+        _column(pa, compute, batch, segments, *located)
+        for segments, located in zip(paths, found, strict=True)
+    ]
+    if all(isinstance(column, _Coded) for column in columns):
+        return columns
+    listed = [column.values() if isinstance(column, _Coded) else column for column in columns]
+    broken = {index for column in listed for index, value in enumerate(column) if value is UNPARSEABLE}
+    for column in listed:
+        for index in broken:
             column[index] = UNPARSEABLE
-    return columns
+    return listed
+
+
+def _column(
+    pa: Any, compute: Any, batch: Any, segments: list[str], leaves: list[int], depth: int
+) -> _Coded | list[object]:
+    """One batch of one path's column: coded, or where its text is not UTF-8 a list of str, None and
+    UNPARSEABLE."""
+    rows: int = batch.num_rows
+    if not leaves:
+        return _Coded(rows, [ABSENT])
+    values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+    for segment in segments[1:depth]:
+        values = compute.struct_field(values, [segment])
+    if depth < len(segments):  # the path stops at a value that is no object: null there is null
+        return _Coded(rows, [ABSENT, None], values.is_null())
+    kind: Any = values.type
+    if pa.types.is_dictionary(kind):
+        values = values.dictionary_decode()
+        kind = values.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
+        return _Coded(rows, [INVALID, None], values.is_null())
+    try:
+        # Each distinct value made once in Python: a row costs no decoding, and is counted in Arrow.
+        encoded: Any = values.dictionary_encode()
+        table: list[object] = encoded.dictionary.to_pylist()
+    except Exception:  # text that is not UTF-8: decided row by row
+        raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
+        return [_decoded(item) for item in raw]
+    table.append(None)
+    indices: Any = encoded.indices
+    if indices.null_count:  # nulls point past the values, at None
+        indices = indices.fill_null(_scalar(pa, compute, len(table) - 1).cast(indices.type))
+    return _Coded(rows, table, indices)
+
+
+def _scalar(pa: Any, compute: Any, number: int) -> Any:
+    """``number`` as an Arrow int64 scalar made in Arrow: one made from a Python value imports pandas."""
+    return compute.count(pa.nulls(number), mode="all")
+
+
+class _Coded:
+    """One batch of one path's values as codes into ``table``, its distinct values: counted in Arrow, and
+    made one Python object per row only when a first index is asked for. No codes: every row holds
+    ``table[0]``."""
+
+    __slots__ = ("codes", "rows", "table")
+
+    def __init__(self, rows: int, table: list[object], codes: Any = None) -> None:
+        self.rows: int = rows
+        self.table: list[object] = table
+        # An Arrow array of int64 without nulls (int64: a kind's code times the stages' stays exact).
+        self.codes: Any = None if codes is None else codes.cast("int64")
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def values(self) -> list[object]:
+        if self.codes is None:
+            return [self.table[0]] * self.rows
+        return list(map(self.table.__getitem__, self.codes.to_pylist()))
+
+    def pairs(self, stages: Column) -> list[tuple[Pair, int]]:
+        """The rows per (value, stage), ``stages`` being coded too (partial._pairs): each pair counted in
+        Arrow by one code, the value's times the number of stages plus the stage's."""
+        assert isinstance(stages, _Coded)  # a batch's columns are all coded or all lists
+        table, stage_table = self.table, stages.table
+        if self.codes is None and stages.codes is None:
+            return [((table[0], stage_table[0]), self.rows)]
+        joined: Any
+        width = len(stage_table)
+        if stages.codes is None:
+            joined, width = self.codes, 1
+        elif self.codes is None:
+            joined = stages.codes
+        else:
+            pa, compute, _ = arrow()
+            joined = compute.add(compute.multiply(self.codes, _scalar(pa, compute, width)), stages.codes)
+        counted: Any = joined.value_counts()
+        codes: list[int] = counted.field("values").to_pylist()
+        counts: list[int] = counted.field("counts").to_pylist()
+        return [
+            ((table[code // width], stage_table[code % width]), count)
+            for code, count in zip(codes, counts, strict=True)
+        ]
 
 
 class _AmbiguousColumn(FailureKindsError):
@@ -209,10 +288,10 @@ def _leaf_count(pa: Any, kind: Any) -> int:
     return 1 if storage is None else _leaf_count(pa, storage)
 
 
-def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, group: int) -> None:
+def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> None:
     """For each field the schema lacks, as for JSON Lines: the string columns (at most _CANDIDATES)
-    where the file's first PROBED rows hold a registered kind. Only the part that starts the file looks,
-    so every cut of it finds the same."""
+    where the file's first PROBED rows hold a registered kind, in however many row groups. Only the part
+    that starts the file looks, so every cut of it finds the same."""
     part, settings = partial.files[-1], partial.settings
     missing = [
         n
@@ -237,47 +316,25 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any, gro
             leaves, depth = _locate(pa, file, segments)
         except _AmbiguousColumn:
             continue
-        batch: Any = next(file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None)
-        if batch is None or depth < len(segments):
+        if depth < len(segments):
             continue
-        values: Any = batch.column(batch.schema.get_field_index(segments[0]))
-        for segment in segments[1:]:
-            values = compute.struct_field(values, [segment])
-        if any(value in failure_kinds.FAILURE_KINDS for value in values.slice(0, PROBED).to_pylist()):
+        probed: list[object] = []
+        for group in range(file.metadata.num_row_groups):  # one at a time, as add_parquet reads nested ones
+            batch: Any = next(
+                file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None
+            )
+            if batch is not None:
+                values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+                for segment in segments[1:]:
+                    values = compute.struct_field(values, [segment])
+                probed += values.slice(0, PROBED - len(probed)).to_pylist()
+            if len(probed) >= PROBED:
+                break
+        if any(value in failure_kinds.FAILURE_KINDS for value in probed):
             found.append(".".join(segments))
     for number in missing:
         for path in found:
             part.kinds_at[number].setdefault(path, 0)
-
-
-def _values(pa: Any, compute: Any, values: Any, broken: set[int]) -> list[object]:
-    """One batch of one path's column as the audit's values: str, None, INVALID or UNPARSEABLE (its
-    rows added to ``broken``)."""
-    kind: Any = values.type
-    if pa.types.is_dictionary(kind):
-        values = values.dictionary_decode()
-        kind = values.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        try:
-            # Each distinct value made once in Python, its rows all the same object: a row's str costs
-            # no decoding, and the tally's hash of it is cached.
-            encoded: Any = values.dictionary_encode()
-            table: list[object] = encoded.dictionary.to_pylist()
-            table.append(None)
-            indices: Any = encoded.indices
-            if indices.null_count:  # nulls point past the values, at None (an Arrow scalar, not one
-                # made from a Python value, which would import pandas)
-                past: Any = compute.count(encoded.dictionary, mode="all").cast(indices.type)
-                indices = indices.fill_null(past)
-            rows: list[int] = indices.to_pylist()
-            return list(map(table.__getitem__, rows))
-        except Exception:  # text that is not UTF-8: decided row by row
-            raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
-            decoded = [_decoded(item) for item in raw]
-            broken.update(index for index, value in enumerate(decoded) if value is UNPARSEABLE)
-            return decoded
-    valid: list[bool] = values.is_valid().to_pylist()
-    return [INVALID if there else None for there in valid]
 
 
 def _decoded(item: bytes | None) -> object:

@@ -42,10 +42,22 @@ from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any, Final
+    from collections.abc import Iterable, Sequence
+    from typing import Any, Final, Protocol, TypeAlias
 
-    from .sources import Columns, Decoder
+    from .sources import Decoder
+
+    class Coded(Protocol):
+        """One batch of one path's values counted where they were read (a Parquet column, in Arrow)."""
+
+        def __len__(self) -> int: ...
+        def values(self) -> list[object]: ...
+        def pairs(self, stages: Column) -> Counted: ...
+
+    Column: TypeAlias = "list[object] | Coded"
+    Columns: TypeAlias = Sequence[Column]
+    Pair: TypeAlias = tuple[object, object]  # (kind, stage)
+    Counted: TypeAlias = "Counter[object] | list[tuple[Pair, int]]"
 
 BOM: Final = b"\xef\xbb\xbf"
 # Per file and field, the first this many records without the field are read whole for the paths where
@@ -188,22 +200,24 @@ class PartialReport:
     def _add(self, columns: Columns, decoded: list[bytes] | None) -> None:
         part = self.files[-1]
         file_index, first_line = len(self.files) - 1, part.lines + 1
+        firsts = [FirstIndex(column) for column in columns]
         blank = 0
         for number, (kind_at, stage_at) in enumerate(self._positions):
-            kinds = columns[kind_at]
-            counts = self._tally(number, kinds, columns[stage_at], file_index, first_line)
+            kinds, first = columns[kind_at], firsts[kind_at]
+            pairs = _pairs(kinds, columns[stage_at])
+            counts = self._tally(number, pairs, first, firsts[stage_at], file_index, first_line)
             if number == 0:
                 blank = counts[BLANK]
                 if unparseable := counts[UNPARSEABLE]:
                     self.unparseable += unparseable
                     if self.first_unparseable is None:
-                        self.first_unparseable = (file_index, first_line + kinds.index(UNPARSEABLE))
+                        self.first_unparseable = (file_index, first_line + first.listed().index(UNPARSEABLE))
             part.with_kind[number] += counts[str]
             if counts[None] or counts[str] or counts[INVALID]:
                 part.present[number] = True
             if absent := counts[ABSENT]:
                 if not part.present[number] and part.absent[number] < PROBED and decoded is not None:
-                    self._probe(part, number, kinds, decoded)
+                    self._probe(part, number, first.listed(), decoded)
                 part.absent[number] += absent
         records = len(columns[0]) - blank
         part.records += records
@@ -213,19 +227,19 @@ class PartialReport:
     def _tally(
         self,
         number: int,
-        kinds: list[object],
-        stages: list[object],
+        pairs: Counted,
+        first_kind: FirstIndex,
+        first_stage: FirstIndex,
         file_index: int,
         first_line: int,
     ) -> dict[object, int]:
-        """Count one batch of one field, its kinds and stages given in line order; return its records by
-        what they hold: str (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
+        """Count one batch of one field, its records counted per kind or per (kind, stage) (``_pairs``);
+        return its records by what they hold: str (a kind), None, ABSENT, INVALID, BLANK and UNPARSEABLE."""
         field, limit = self.fields[number], self.settings.value_chars
         found: dict[object, int] = dict.fromkeys((None, ABSENT, INVALID, BLANK, UNPARSEABLE), 0)
         kind_counts: dict[str, int] = {}
         stage_counts: dict[str, int] = {}
         staged: list[tuple[str, object, int]] = []  # (kind, stage key, records) of the kinds with a stage
-        pairs = _pairs(kinds, stages)
         if isinstance(pairs, dict):  # no record of the batch has a stage: its kinds alone are counted
             for kind, count in pairs.items():
                 if type(kind) is str:
@@ -249,7 +263,7 @@ class PartialReport:
                     stage_key = INVALID
                     field.stage_invalid += count
                     if field.first_stage_invalid is None:
-                        field.first_stage_invalid = (file_index, first_line + _first_invalid(stages))
+                        field.first_stage_invalid = (file_index, first_line + first_stage.invalid())
                 if type(kind) is str:
                     staged.append((kind, stage_key, count))
         found[str] = sum(kind_counts.values())
@@ -259,11 +273,11 @@ class PartialReport:
         if found[INVALID]:
             field.invalid += found[INVALID]
             if field.first_invalid is None:
-                field.first_invalid = (file_index, first_line + _first_invalid(kinds))
+                field.first_invalid = (file_index, first_line + first_kind.invalid())
         if kind_counts:
-            self._count_kinds(field, kind_counts, staged, FirstIndex(kinds), file_index, first_line)
+            self._count_kinds(field, kind_counts, staged, first_kind, file_index, first_line)
         if stage_counts:
-            tally, first_stage = field.stages, FirstIndex(stages)
+            tally = field.stages
             fresh: Tally | None = None  # the stages new here, admitted together
             for value, count in stage_counts.items():
                 key = value if len(value) <= limit else shorten(value, limit)
@@ -491,17 +505,17 @@ def _paths(part: FilePart, number: int) -> list[str]:
     return sorted(found, key=lambda path: (found[path], path))
 
 
-def _pairs(kinds: list[object], stages: list[object]) -> Counter[object] | list[tuple[Pair, int]]:
+def _pairs(kinds: Column, stages: Column) -> Counted:
     """The records of one batch per kind where none has a stage (a Counter), or else per (kind, stage)."""
+    if not isinstance(kinds, list):  # counted where it was read (Arrow)
+        return kinds.pairs(stages)
+    assert isinstance(stages, list)  # a batch's columns are all lists or all coded
     try:
         if stages.count(ABSENT) == len(stages):
             return Counter(kinds)
         return list(Counter(zip(kinds, stages, strict=True)).items())
     except TypeError:  # a list or an object at a path: INVALID stands for it, as it counts as that
         return _pairs(list(map(_hashable, kinds)), list(map(_hashable, stages)))
-
-
-Pair = tuple[object, object]  # (kind, stage)
 
 
 def _hashable(value: object) -> object:
@@ -513,22 +527,30 @@ _NOT_KINDS: Final = (None, ABSENT, BLANK, UNPARSEABLE)
 
 
 class FirstIndex:
-    """Where a string is first in a batch's values: a search for each of the few values new to a tally;
-    past the distinct cap every batch can hold thousands, which one pass over the batch finds instead."""
+    """Where a value is first in one column of a batch: a search for each of the few values new to a
+    tally; past the distinct cap every batch can hold thousands, which one pass over the batch finds
+    instead. A coded column is made a list only when a first index is asked for."""
 
-    __slots__ = ("found", "searches", "values")
+    __slots__ = ("column", "found", "searches", "values")
 
-    def __init__(self, values: list[object]) -> None:
-        self.values: list[object] = values
+    def __init__(self, column: Column) -> None:
+        self.column: Column = column
+        self.values: list[object] | None = None
         self.searches: int = 0
         self.found: dict[object, int] | None = None
 
-    def __call__(self, value: str) -> int:
+    def listed(self) -> list[object]:
+        """The column's values, in order."""
+        if self.values is None:
+            self.values = self.column if isinstance(self.column, list) else self.column.values()
+        return self.values
+
+    def __call__(self, value: object) -> int:
         if self.found is None:
             self.searches += 1
             if self.searches <= _SEARCHES:
-                return self.values.index(value)
-            values = self.values
+                return self.listed().index(value)
+            values = self.listed()
             try:  # from the last to the first, so each value keeps its first index: one pass in C
                 self.found = dict(zip(reversed(values), range(len(values) - 1, -1, -1), strict=True))
             except TypeError:  # a list or an object among them (an invalid value), which no key is
@@ -538,12 +560,12 @@ class FirstIndex:
                         self.found[item] = index
         return self.found[value]
 
+    def invalid(self) -> int:
+        """The first invalid value: neither a string nor None, nor a line's marker."""
+        for index, value in enumerate(self.listed()):
+            if value is not None and type(value) is not str and value not in (BLANK, UNPARSEABLE, ABSENT):
+                return index
+        raise AssertionError("no invalid value in a batch that counted one")
+
 
 _SEARCHES: Final = 8
-
-
-def _first_invalid(values: list[object]) -> int:
-    for index, value in enumerate(values):
-        if value is not None and type(value) is not str and value not in (BLANK, UNPARSEABLE, ABSENT):
-            return index
-    raise AssertionError("no invalid value in a batch that counted one")
