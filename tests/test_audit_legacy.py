@@ -341,6 +341,12 @@ def test_a_field_no_record_has_is_named_with_the_paths_where_the_records_hold_ki
     assert report["files"][0].get("kinds_at") == (
         None if said is None else [suggestion] if suggestion else []
     )
+    # The text says so on stdout too, under needs action, for a gate that keeps only the report.
+    text = run_cli("audit", *source, "--field", field, cwd=tmp_path, stdin=stdin).stdout
+    actions = " ".join(text.partition("\nneeds action:\n")[2].partition("\n\n")[0].split())
+    meant = f"; did you mean {suggestion}? (--field PATH)" if suggestion else ""
+    line = f"field {report['records']} {NO_FIELD} {field}{meant}; --strict fails on it"
+    assert actions == (line if said else "")
     # The field there, even null, is a field the gate can see: nothing to say, exit 0.
     (tmp_path / "log.jsonl").write_bytes(data + json.dumps({field.split(".")[0]: None}).encode() + b"\n")
     assert run_cli("audit", "log.jsonl", "--field", field, "--strict", cwd=tmp_path).returncode == 0

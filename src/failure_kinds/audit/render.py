@@ -117,6 +117,11 @@ def _actions(report: Report, number_width: int) -> list[str]:
     if report.failed_files:
         what = "inputs not read to the end: the error beside each under files: says why"
         found.append(("unreadable", len(report.failed_files), what))
+    if report.field_missing:
+        what = f"no record has the field {plain(report.field)}"
+        if report.field_suggestion is not None:
+            what += f"; did you mean {plain(report.field_suggestion)}? (--field PATH)"
+        found.append(("field", report.records, what + "; --strict fails on it"))
     for category, (noun, what) in _ACTIONS.items():
         if rows := [row for row in report.kinds if row.category == category]:
             distinct = sum(1 for row in rows if row.value is not None)
