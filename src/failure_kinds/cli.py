@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--decoder", choices=["auto", "stdlib", "msgspec"], default="auto",
         help="JSON decoder: msgspec when installed (the fast extra, e.g. pip install '.[fast]' in a clone; "
         "see the README's Install), else the standard library (default: auto); both give identical reports")
-    audit.add_argument("--jobs", type=int, metavar="N",
+    audit.add_argument("--jobs", type=_jobs, metavar="N",
         help="audit with N processes: large files in byte ranges, files side by side (default: the cores "
         "available; inputs under 32 MB in one process)")
     audit.add_argument("--ray", nargs="?", const="", action=_RayAction, metavar="ADDRESS",
@@ -334,13 +334,21 @@ class _RayAction(argparse.Action):
         namespace.ray = value
 
 
+def _jobs(text: str) -> int:
+    """A number of processes: a whole number of at least 1."""
+    number = text.strip()
+    if not number.isdecimal() or len(number) > 15 or int(number) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of processes, at least 1")
+    return int(number)
+
+
 def _byte_size(text: str) -> int:
     """A positive number of bytes, optionally with a K, M or G suffix (powers of 1024)."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     number, unit = text.strip(), ""
     if number[-1:].upper() in units:
         number, unit = number[:-1], number[-1:].upper()
-    if not number.isdigit() or len(number) > 15 or int(number) == 0:
+    if not number.isdecimal() or len(number) > 15 or int(number) == 0:
         raise argparse.ArgumentTypeError(
             f"{text!r}: expected a positive number of bytes, e.g. 1048576 or 64M"
         )
