@@ -426,6 +426,8 @@ def test_the_text_report_leads_with_what_needs_action_and_fits_in_100_columns(
     for category, line in zip(needed, actions, strict=True):
         assert all(words.format(path=path) in " ".join(line.split()) for words in ACTIONS[category]), line
         assert ("--max-line-bytes" in line) == (category == "unparseable" and report.overlong > 0)
+    totals = [line for line in text.splitlines() if line.startswith("  unparseable ")][-1]  # after the action
+    assert totals.endswith(f"; {report.overlong:,} over the line cap") == (report.overlong > 0)
     not_seen = json.loads(render_json(report))["not_seen"]
     assert not_seen == [
         kind for kind in REGISTERED if kind not in {entry.canonical for entry in report.kinds}

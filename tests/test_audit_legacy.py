@@ -292,6 +292,10 @@ def test_a_gate_pointed_at_the_wrong_input_fails(case: str, tmp_path: Path) -> N
     assert (plain.returncode, plain.stderr) == (0, strict.stderr)
     report = json.loads(plain.stdout)
     assert (report["field_missing"], report["field_suggestion"], report["with_kind"]) == (True, None, 0)
+    # The text's field line gives the note's reason, for a gate that keeps only stdout.
+    actions = " ".join(strict.stdout.partition("\nneeds action:\n")[2].partition("\n\n")[0].split())
+    why = notes[-1].partition(", so --field")[0]
+    assert f"field {report['records']:,} {why}; --strict fails on it" in actions
 
 
 def test_an_unreadable_input_beside_the_note_keeps_exit_2_and_a_kind_anywhere_passes(tmp_path: Path) -> None:
@@ -324,6 +328,8 @@ NO_FIELD = "no record has the field"
         (records([{"failure_kind": None}] * 3 + [{"other": 1}]), "failure_kind", None),
         (records([{"alpha": 1, "beta": {"gamma": "x"}}]), "zzz", f"{NO_FIELD} zzz"),
         (b'{"r.kind": "cancelled"}\n', "r.kind", f"{NO_FIELD} r.kind"),
+        (records([{"failure_kind": "cancelled", "cleanup_failure_kind": "cancelled"}]), "failur_kind",
+         f"{NO_FIELD} failur_kind; did you mean failure_kind? (the records hold registered kinds there)"),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("through", ["file", "gzip stdin"])
@@ -336,11 +342,13 @@ def test_a_field_no_record_has_is_named_with_the_paths_where_the_records_hold_ki
     result = run_cli("audit", *arguments, cwd=tmp_path, stdin=stdin)
     assert (result.returncode, result.stderr) == ((1, note(said)) if said else (0, ""))
     report = json.loads(result.stdout)
-    suggestion = "result.failure_kind" if said and MEANT in said else None
+    suggestion = said.partition("did you mean ")[2].partition("?")[0] or None if said else None
     assert (report["field_missing"], report["field_suggestion"]) == (said is not None, suggestion)
-    assert report["files"][0].get("kinds_at") == (
-        None if said is None else [suggestion] if suggestion else []
+    # Both paths hold kinds; the one closest to the field given is the suggestion.
+    at = {"failur_kind": ["cleanup_failure_kind", "failure_kind"]}.get(
+        field, [suggestion] if suggestion else []
     )
+    assert report["files"][0].get("kinds_at") == (None if said is None else at)
     # The text says so on stdout too, under needs action, for a gate that keeps only the report.
     text = run_cli("audit", *source, "--field", field, cwd=tmp_path, stdin=stdin).stdout
     actions = " ".join(text.partition("\nneeds action:\n")[2].partition("\n\n")[0].split())

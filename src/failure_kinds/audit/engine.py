@@ -441,14 +441,18 @@ def check_field(report: Report) -> None:
     """Name every file in which no record has the field (with the paths where its records hold
     registered kinds); when no record at all has it, mark the report, so that ``--strict`` fails."""
     from failure_kinds._display import escaped, plain
+    from failure_kinds._suggest import closest
 
     field = plain(report.field)
     missing = [file for file in report.files if file.kinds_at is not None]
     if not report.with_kind and not report.null and not report.invalid and report.absent:
         report.field_missing = True
-        found = next((path for file in missing for path in file.kinds_at or ()), None)
+        paths = list(dict.fromkeys(path for file in missing for path in file.kinds_at or ()))
+        # The path closest to the one given (failur_kind: failure_kind, not cleanup_failure_kind), else
+        # the first where the records hold registered kinds.
+        found = closest(report.field, paths) or next(iter(paths), None)
         report.field_suggestion = found
-        note = f"no record has the field {field}"
+        note = report.never_seen
         if found is not None:
             note += f"; did you mean {escaped(found, 200)}? (the records hold registered kinds there)"
         report.notes.append(note)
@@ -473,10 +477,4 @@ def check_objects(report: Report) -> None:
     from failure_kinds._display import plain
 
     report.field_missing = True
-    if report.records:
-        why = "no record could be read as a JSON object"
-    elif report.files:
-        why = "no input holds a record"
-    else:
-        why = "no input file was found"
-    report.notes.append(f"{why}, so --field {plain(report.field)} was never seen")
+    report.notes.append(f"{report.never_seen}, so --field {plain(report.field)} was never seen")

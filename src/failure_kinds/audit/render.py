@@ -118,7 +118,7 @@ def _actions(report: Report, number_width: int) -> list[str]:
         what = "inputs not read to the end: the error beside each under files: says why"
         found.append(("unreadable", len(report.failed_files), what))
     if report.field_missing:
-        what = f"no record has the field {plain(report.field)}"
+        what = report.never_seen
         if report.field_suggestion is not None:
             what += f"; did you mean {plain(report.field_suggestion)}? (--field PATH)"
         found.append(("field", report.records, what + "; --strict fails on it"))
@@ -160,12 +160,13 @@ def _field_text(report: Report, bar_character: str) -> str:
     lines = [*_wrapped(f"failure kinds at {report.field!r} in {plural(len(report.files), 'file')}", 2), ""]
     number_width = max(len(f"{report.records:,}"), 5)
     lines += _actions(report, number_width)
+    unparseable = _UNPARSEABLE + (f"; {report.overlong:,} over the line cap" if report.overlong else "")
     for label, count, note in (
         ("records", report.records, ""),
         ("with a kind", report.with_kind, ""),
         ("without a kind", report.without_kind, f"field absent {report.absent:,}, null {report.null:,}"),
         ("invalid", report.invalid, "field holds a number, bool, object or list"),
-        ("unparseable", report.unparseable, _UNPARSEABLE),
+        ("unparseable", report.unparseable, unparseable),
     ):
         percent = _percent(count, report.records) if label != "records" else "      "
         lines.append(f"  {label:<15}{count:>{number_width},}  {percent}  {note}".rstrip())

@@ -180,6 +180,18 @@ class Report:
         return [row for row in self.kinds if row.category == LEGACY]
 
     @property
+    def never_seen(self) -> str:
+        """Why the field was never seen, when ``field_missing``: what the note and the text's
+        ``field`` line say."""
+        from failure_kinds._display import plain
+
+        if self.absent:
+            return f"no record has the field {plain(self.field)}"
+        if self.records:
+            return "no record could be read as a JSON object"
+        return "no input holds a record" if self.files else "no input file was found"
+
+    @property
     def findings(self) -> bool:
         """Whether ``--strict`` fails on this field: a value not registered, an older label, a stage
         not registered, or a field no record has."""
