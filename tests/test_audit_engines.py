@@ -204,13 +204,13 @@ def test_the_command_uses_every_core_it_may_run_on_with_the_same_report(
     assert shown.endswith(b"\r\x1b[K") or not workers  # the line is cleared before the report's output
 
 
-NOT_JOBS = "expected a whole number of processes, at least 1"
+NOT_JOBS = "expected a whole number of processes from 1 to 999999"
 
 
 @pytest.mark.parametrize(
     ("arguments", "said"),
     [(["x.jsonl", "--jobs", jobs], f"argument --jobs: {jobs!r}: {NOT_JOBS}")
-     for jobs in ("0", "-3", "x", "²", "9" * 20)]
+     for jobs in ("0", "-3", "x", "²", "٢", " 2", "+2", "1000000", "9" * 20)]
     + [(["--format", "json"], ""), (["x", "--jobs", "2", "--ray"], "--jobs and --ray")],
 )  # fmt: skip
 def test_usage_errors_of_the_engines_are_one_line(arguments: list[str], said: str) -> None:

@@ -437,24 +437,90 @@ def test_a_dotted_field_reads_the_struct_path_as_json_lines_does(
     assert read == expected
 
 
-def test_a_parquet_file_replaced_as_it_is_read_is_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("change", ["replaced", "truncated"])
+def test_a_parquet_file_replaced_or_cut_short_as_it_is_read_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
-    """Each time pyarrow opens the file (to plan, to read), another job puts a new file in its place."""
+    """Each time pyarrow opens the file (to plan, to read), another job puts a new file in its place; or
+    it is cut short once the read has its footer, and the read that then fails is named by the change."""
     path = tmp_path / "rows.parquet"
-    pq.write_table(pa.table({"failure_kind": ["cancelled"] * 40}), path, row_group_size=10)
-    opened = pq.ParquetFile
+    pq.write_table(pa.table({"failure_kind": [f"k{index % 3000}" for index in range(60_000)]}), path)
+    opened, opens = pq.ParquetFile, []
 
-    def replacing(*arguments: Any, **options: Any) -> Any:
+    def changing(*arguments: Any, **options: Any) -> Any:
         file = opened(*arguments, **options)
-        pq.write_table(pa.table({"failure_kind": ["swapped_in_kind"] * 9}), tmp_path / "new.parquet")
-        os.replace(tmp_path / "new.parquet", path)
+        opens.append(path)
+        if change == "replaced":
+            pq.write_table(pa.table({"failure_kind": ["swapped_in_kind"] * 9}), tmp_path / "new.parquet")
+            os.replace(tmp_path / "new.parquet", path)
+        elif len(opens) == 2:  # the read's open, after the plan's
+            os.truncate(path, path.stat().st_size // 2)
         return file
 
-    monkeypatch.setattr("pyarrow.parquet.ParquetFile", replacing)
+    monkeypatch.setattr("pyarrow.parquet.ParquetFile", changing)
     report = audit([str(path)], jobs=1)
-    assert [file.error for file in report.files] == [changed("replaced")]
+    assert ([file.error for file in report.files], len(opens)) == (
+        [changed(change)],
+        2 - (change == "replaced"),
+    )
     assert "swapped_in_kind" not in {row.value for row in report.kinds}
+
+
+def test_a_string_column_that_is_not_utf8_stops_no_search_for_a_missing_field(tmp_path: Path) -> None:
+    """The search for where a missing field's kinds are reads every text column; text that is not UTF-8
+    there is no kind, and the rows are still counted."""
+    broken = pa.array([b"cancelled", b"\xffbad", b"x"], pa.binary()).view(pa.string())
+    task = pa.array([b"\xfe", b"session_lost", None], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"failure_kind": broken, "task": task}), tmp_path / "rows.parquet")
+    report = audit([str(tmp_path / "rows.parquet")], ["failure_kind", "result.failure_kind"], jobs=1)
+    assert (report.records, report.with_kind, report.unparseable, report.failed_files) == (3, 2, 1, [])
+    missing = report.also[0]
+    assert (missing.field_suggestion, missing.files[0].kinds_at) == ("failure_kind", ["failure_kind", "task"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [lambda: pa.string(), lambda: pa.large_string(), lambda: pa.string_view(),
+     lambda: pa.dictionary(pa.int8(), pa.string())],
+    ids=["string", "large_string", "string_view", "dictionary"],
+)  # fmt: skip
+def test_the_paths_holding_kinds_come_in_the_order_json_lines_finds_them(
+    tmp_path: Path, text: Callable[[], Any]
+) -> None:
+    """A field the schema lacks: the text columns of every type where the rows hold registered kinds,
+    the one whose first such row comes first listed first, as JSON Lines lists them; the one closest to
+    the field suggested."""
+    rows = [
+        {"task": "cancelled", "r": {"failure_kind": None}},
+        {"task": "x", "r": {"failure_kind": "shutdown"}},
+    ]
+    schema = pa.schema([("task", text()), ("r", pa.struct([("failure_kind", text())]))])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp_path / "rows.parquet")
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for name in ("rows.parquet", "rows.jsonl"):
+        report = audit([str(tmp_path / name)], jobs=1)
+        assert (report.field_suggestion, report.files[0].kinds_at) == (
+            "r.failure_kind",
+            ["task", "r.failure_kind"],
+        )
+
+
+def test_running_out_of_memory_in_arrow_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow's own out-of-memory error (a MemoryError) is what the file's error says, not a file that
+    cannot be read, and the rows read before it are counted."""
+    columns = importlib.import_module("failure_kinds.audit.parquet")._columns
+    calls: list[int] = []
+
+    def failing(*arguments: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 1:
+            raise pa.lib.ArrowMemoryError("realloc of size 196608 failed")
+        return columns(*arguments)
+
+    monkeypatch.setattr("failure_kinds.audit.parquet._columns", failing)
+    monkeypatch.setattr(BATCH_ROWS, 100)
+    report = audit([str(EXAMPLE)], jobs=1)
+    assert ([file.error for file in report.files], report.records) == (["out of memory while reading"], 100)
 
 
 def test_a_parquet_file_without_the_field_names_where_its_rows_hold_kinds(tmp_path: Path) -> None:

@@ -335,11 +335,10 @@ class _RayAction(argparse.Action):
 
 
 def _jobs(text: str) -> int:
-    """A number of processes: a whole number of at least 1."""
-    number = text.strip()
-    if not number.isdecimal() or len(number) > 15 or int(number) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of processes, at least 1")
-    return int(number)
+    """A number of processes, in ASCII digits."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of processes from 1 to 999999")
+    return int(text)
 
 
 def _byte_size(text: str) -> int:

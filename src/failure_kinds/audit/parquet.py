@@ -144,12 +144,10 @@ def _column(
         values = compute.struct_field(values, [segment])
     if depth < len(segments):  # the path stops at a value that is no object: null there is null
         return _Coded(rows, [ABSENT, None], values.is_null())
-    kind: Any = values.type
-    if pa.types.is_dictionary(kind):
-        values = values.dictionary_decode()
-        kind = values.type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
+    if not _is_text(pa, values.type):
         return _Coded(rows, [INVALID, None], values.is_null())
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
     try:
         # Each distinct value made once in Python: a row costs no decoding, and is counted in Arrow.
         encoded: Any = values.dictionary_encode()
@@ -285,9 +283,9 @@ def _leaf_count(pa: Any, kind: Any) -> int:
 
 
 def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> None:
-    """For each field the schema lacks, as for JSON Lines: the string columns (at most _CANDIDATES)
-    where the file's first PROBED rows hold a registered kind, in however many row groups. Only the part
-    that starts the file looks, so every cut of it finds the same."""
+    """For each field the schema lacks, as for JSON Lines: the text columns (at most _CANDIDATES) where
+    the file's first PROBED rows hold a registered kind, each with the first such row, in however many
+    row groups. Only the part that starts the file looks, so every cut of it finds the same."""
     part, settings = partial.files[-1], partial.settings
     missing = [
         n
@@ -304,9 +302,10 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> 
             name: str = item.name
             if pa.types.is_struct(item.type) and len(prefix) < _PROBE_DEPTH:
                 pending.append(([*prefix, name], item.type))
-            elif pa.types.is_string(item.type) and "." not in name and name:
+            elif _is_text(pa, item.type) and "." not in name and name:
                 candidates.append([*prefix, name])
-    found: list[str] = []
+    # Compared as bytes: text that is not UTF-8 is no kind, and no reason to leave the file unread.
+    registered = {kind.encode() for kind in failure_kinds.FAILURE_KINDS}
     for segments in candidates[:_CANDIDATES]:
         try:
             leaves, depth = _locate(pa, file, segments)
@@ -314,7 +313,7 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> 
             continue
         if depth < len(segments):
             continue
-        probed: list[object] = []
+        probed: list[bytes | None] = []
         for group in range(file.metadata.num_row_groups):  # one at a time, as add_parquet reads nested ones
             batch: Any = next(
                 file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None
@@ -323,14 +322,22 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> 
                 values: Any = batch.column(batch.schema.get_field_index(segments[0]))
                 for segment in segments[1:]:
                     values = compute.struct_field(values, [segment])
-                probed += values.slice(0, PROBED - len(probed)).to_pylist()
+                if pa.types.is_dictionary(values.type):
+                    values = values.dictionary_decode()
+                probed += values.slice(0, PROBED - len(probed)).cast(pa.large_binary()).to_pylist()
             if len(probed) >= PROBED:
                 break
-        if any(value in failure_kinds.FAILURE_KINDS for value in probed):
-            found.append(".".join(segments))
-    for number in missing:
-        for path in found:
-            part.kinds_at[number].setdefault(path, 0)
+        first = next((row for row, value in enumerate(probed) if value in registered), None)
+        if first is not None:
+            for number in missing:
+                part.kinds_at[number].setdefault(".".join(segments), first)
+
+
+def _is_text(pa: Any, kind: Any) -> bool:
+    """Whether an Arrow type holds text: string, large_string, string_view, or a dictionary of them."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
 
 
 def _decoded(item: bytes | None) -> object:
@@ -341,8 +348,8 @@ def _decoded(item: bytes | None) -> object:
 
 
 def _describe(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return describe_read_error(error)
+    if isinstance(error, MemoryError) or (isinstance(error, OSError) and error.strerror):
+        return describe_read_error(error)  # pyarrow's ArrowMemoryError is a MemoryError
     message = (str(error).strip().splitlines() or [type(error).__name__])[0]
     if len(message) > 200:
         message = message[:200] + "..."

@@ -407,8 +407,8 @@ def _read(
 
 
 def _changed(partial: PartialReport, task: Task, files: LocalFiles, path: str) -> bool:
-    """Name the file as changed when the path no longer names the planned file, unchanged (the first
-    error of a file is kept: a read that failed says why)."""
+    """Name the file as changed when the path no longer names the planned file, unchanged: over a read
+    error, which the change is the likelier cause of (a Parquet file cut short as it was read)."""
     if task.identity is None:
         return False
     try:
@@ -416,7 +416,7 @@ def _changed(partial: PartialReport, task: Task, files: LocalFiles, path: str) -
     except (OSError, ValueError):
         change = "removed"  # the path names no file
     if change is not None:
-        partial.add_error(changed_error(change))
+        partial.files[-1].error = changed_error(change)
     return change is not None
 
 
