@@ -17,7 +17,9 @@ import copy
 import dataclasses
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeAlias
 
 import failure_kinds
 
@@ -42,22 +44,24 @@ from .sources import ABSENT, BLANK, INVALID, UNPARSEABLE, make_decoder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import Any, Final, Protocol, TypeAlias
+    from collections.abc import Iterable
+    from typing import Any, Final
 
     from .sources import Decoder
 
-    class Coded(Protocol):
-        """One batch of one path's values counted where they were read (a Parquet column, in Arrow)."""
 
-        def __len__(self) -> int: ...
-        def values(self) -> list[object]: ...
-        def pairs(self, stages: Column) -> Counted: ...
+class Coded(Protocol):
+    """One batch of one path's values counted where they were read (a Parquet column, in Arrow)."""
 
-    Column: TypeAlias = "list[object] | Coded"
-    Columns: TypeAlias = Sequence[Column]
-    Pair: TypeAlias = tuple[object, object]  # (kind, stage)
-    Counted: TypeAlias = "Counter[object] | list[tuple[Pair, int]]"
+    def __len__(self) -> int: ...
+    def values(self) -> list[object]: ...
+    def pairs(self, stages: Column) -> Counted: ...
+
+
+Column: TypeAlias = list[object] | Coded
+Columns: TypeAlias = Sequence[Column]
+Pair: TypeAlias = tuple[object, object]  # (kind, stage)
+Counted: TypeAlias = Counter[object] | list[tuple[Pair, int]]
 
 BOM: Final = b"\xef\xbb\xbf"
 # Per file and field, the first this many records without the field are read whole for the paths where
