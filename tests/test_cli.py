@@ -137,6 +137,8 @@ def test_check(arguments: list[str], stdin: str | None, code: int, output: str) 
         (["audit", EXAMPLE, "--format", "yaml"], "invalid choice: 'yaml'"),
         (["audit", EXAMPLE, "--max-line-bytes", "12Q"], "'12Q': expected a positive number of bytes"),
         (["audit", EXAMPLE, "--max-line-bytes", "0"], "'0': expected a positive number of bytes"),
+        (["audit", EXAMPLE, "--max-line-bytes", "²M"], "'²M': expected a positive number of bytes"),
+        (["audit", EXAMPLE, "--max-line-bytes", "٢M"], "'٢M': expected a positive number of bytes"),
         (["audit", EXAMPLE, "--alias", "x=agent_timeout", "--alias", "x=judge_failed"], "is given twice"),
         (["audit", EXAMPLE, "--alias", "legacy=cancelled", "--alias", "o=shutdown", "--alias", "legacy=x"],
          "is given twice"),

@@ -347,7 +347,7 @@ def _byte_size(text: str) -> int:
     number, unit = text.strip(), ""
     if number[-1:].upper() in units:
         number, unit = number[:-1], number[-1:].upper()
-    if not number.isdecimal() or len(number) > 15 or int(number) == 0:
+    if not (number.isascii() and number.isdigit()) or len(number) > 15 or int(number) == 0:
         raise argparse.ArgumentTypeError(
             f"{text!r}: expected a positive number of bytes, e.g. 1048576 or 64M"
         )
