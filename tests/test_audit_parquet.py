@@ -285,9 +285,9 @@ def test_text_that_is_not_utf8_is_unparseable_at_its_row(tmp_path: Path) -> None
 
 
 def test_auditing_parquet_does_not_import_pandas(tmp_path: Path) -> None:
-    """Where pandas is installed, an Arrow scalar made from a Python value imports it (a tenth of a second
-    of a run this short), as does pyarrow.dataset: a stand-in pandas on the path says whether anything
-    tried, with nulls to fill and (kind, stage) pairs to code."""
+    """Where pandas is installed beside numpy (the test extra installs numpy), an Arrow scalar made from
+    a Python value imports it (a tenth of a second of a run this short), as does pyarrow.dataset: a
+    stand-in pandas on the path says whether anything tried, with nulls to fill and pairs to code."""
     (tmp_path / "pandas").mkdir()
     (tmp_path / "pandas" / "__init__.py").write_text(
         "import sys\nsys.stderr.write('pandas imported\\n')\nraise ImportError('a stand-in')\n"

@@ -158,8 +158,14 @@ def _column(
     table.append(None)
     indices: Any = encoded.indices
     if indices.null_count:  # nulls point past the values, at None
-        indices = indices.fill_null(len(table) - 1)
+        indices = indices.fill_null(_scalar(pa, compute, len(table) - 1).cast(indices.type))
     return _Coded(rows, table, indices)
+
+
+def _scalar(pa: Any, compute: Any, number: int) -> Any:
+    """``number`` as an Arrow int64 scalar made in Arrow: where numpy is installed, pyarrow makes one from a
+    Python value (typed or not, as ``fill_null`` does with a number) through a check that imports pandas."""
+    return compute.count(pa.nulls(number), mode="all")
 
 
 class _Coded:
@@ -197,9 +203,8 @@ class _Coded:
         elif self.codes is None:
             joined = stages.codes
         else:
-            # A typed scalar: an untyped one made from a Python value imports pandas where it is installed.
             pa, compute, _ = arrow()
-            joined = compute.add(compute.multiply(self.codes, pa.scalar(width, pa.int64())), stages.codes)
+            joined = compute.add(compute.multiply(self.codes, _scalar(pa, compute, width)), stages.codes)
         counted: Any = joined.value_counts()
         codes: list[int] = counted.field("values").to_pylist()
         counts: list[int] = counted.field("counts").to_pylist()
