@@ -91,6 +91,19 @@ def test_sigterm_or_sighup_while_a_worker_reads_ends_every_worker_with_the_signa
     assert finish(process) == (-number, "", "")
 
 
+def test_ctrl_c_to_the_process_group_stops_the_audit_with_one_line(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches every process of the group: the workers ignore it, as the audit stops
+    them, so the one line said is the audit's own, and no worker is left."""
+    quick, slow = logs(tmp_path)
+    process = start(
+        ["audit", "--jobs", "2", str(quick), str(slow)],
+        {**on_open(tmp_path, slow, [1], "wait"), CONSTANTS: CUT},
+    )
+    stalled(tmp_path / "hook-site" / "opened" / "1", process)
+    os.killpg(process.pid, signal.SIGINT)
+    assert finish(process) == (130, "", "failure-kinds: interrupted\n")
+
+
 # In a worker, the first message sent to the audit's process: a message longer than one write to a pipe
 # delivers whole (PIPE_BUF) goes only in part, as when the kernel cuts a write short; then the worker
 # waits, its process id in the marker, to be killed.
