@@ -361,6 +361,30 @@ def test_a_file_fix_refuses_is_left_alone_with_a_note(tmp_path: Path, case: str)
         assert (tmp_path / "a.py").stat().st_nlink == (2 if case == "hard links" else 1)
 
 
+def test_a_file_that_cannot_be_read_again_for_its_fix_is_named_and_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix reads its file again, so that it rewrites the very bytes it lints: a file that cannot be read
+    the second time (removed, or its permission taken away meanwhile) is named, exit 2, and left as it is."""
+    (tmp_path / "a.py").write_bytes(FIXABLE)
+    read, reads = lint.read_source, []
+
+    def failing_again(path: str, **options: Any) -> bytes | str:
+        reads.append(path)
+        if len(reads) > 1:
+            raise lint._Unreadable("permission denied")  # pyright: ignore[reportPrivateUsage]
+        return read(path, **options)
+
+    monkeypatch.setattr(lint, "read_source", failing_again)
+    result = run("--fix", "a.py", cwd=tmp_path)
+    assert (result.returncode, result.stderr, reads) == (
+        2,
+        "failure-kinds lint: a.py: permission denied\n",
+        ["a.py"] * 2,
+    )
+    assert (tmp_path / "a.py").read_bytes() == FIXABLE
+
+
 @pytest.mark.parametrize("save", ["in place", "by a rename"])
 def test_a_save_made_while_fix_writes_is_kept_and_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, save: str
