@@ -406,6 +406,13 @@ UNLINTABLE = {
             ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
         ]
     },
+    # Without a byte order mark, from its NULs, whatever ASCII character it starts with (DEL, 0x7f, too).
+    "wide utf-16-le, no mark": (
+        ("\x7f" + BAD).encode("utf-16-le"),
+        (1, 1),
+        "cannot parse: UTF-16 (little-endian) text; Python source is read as UTF-8 unless it declares "
+        "another encoding: convert it with iconv -f UTF-16LE -t UTF-8",
+    ),
 }
 
 
