@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import failure_kinds
 from failure_kinds.audit import AuditError, Report, audit, audit_lines, render_json, render_text, settings_for
 from failure_kinds.audit.render import indented_json
-from failure_kinds.audit.sources import BLANK, make_decoder
+from failure_kinds.audit.sources import ABSENT, BLANK, make_decoder
 from failure_kinds.history import OLDER_LABELS
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -332,6 +332,21 @@ def test_a_batch_ending_in_an_empty_line_decodes_each_record_once() -> None:
     lines = [b'{"failure_kind": "cancelled"}\n'] * 3 + [b"\n"]
     assert decoder.batch(lines, True)[0] == ["cancelled"] * 3 + [BLANK]
     assert len(decoded) == 3
+
+
+@WITH_MSGSPEC
+def test_a_line_that_is_not_ascii_leaves_only_itself_to_the_standard_library() -> None:
+    # msgspec does not check the UTF-8 of what it skips, so such a batch is read line by line: msgspec
+    # still reads the ASCII lines, and only the other goes to the careful reading.
+    decoder = make_decoder(["failure_kind", "stage"], True)
+    careful: list[bytes] = []
+    inner = decoder._careful
+    decoder._careful = lambda line: (careful.append(line), inner(line))[1]  # type: ignore[method-assign]
+    lines = [b'{"failure_kind": "cancelled", "stage": "agent"}\n'] * 3 + [
+        '{"failure_kind": "caf\u00e9"}\n'.encode()
+    ]
+    assert decoder.batch(lines) == [["cancelled"] * 3 + ["caf\u00e9"], ["agent"] * 3 + [ABSENT]]
+    assert careful == lines[3:]
 
 
 @WITH_MSGSPEC
