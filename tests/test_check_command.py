@@ -244,3 +244,16 @@ def test_a_name_is_checked_and_shown_alike_from_the_command_line_and_stdin(name:
     assert shown.count("\n") == 1
     assert len(shown) < 12 * NAME_LIMIT
     assert shown[:-1].isprintable()
+
+
+@pytest.mark.parametrize("end", [b"\n", b""])
+def test_white_space_up_to_the_cut_is_no_name_however_the_last_line_ends(end: bytes) -> None:
+    """A line of white space as long as the cut is blank, ended or not: only a longer one is a name."""
+    for length, names in ((NAME_LIMIT, 1), (NAME_LIMIT + 1, 2)):
+        result = run_cli_bytes("check", "-", stdin=b"cancelled\n" + b" " * length + end)
+        lines = result.stdout.decode().splitlines()
+        assert (result.returncode, len(lines), lines[0].split()) == (
+            names - 1,
+            names,
+            ["cancelled", "registered"],
+        )
