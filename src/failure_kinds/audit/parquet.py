@@ -97,6 +97,16 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
             for offset in range(0, rows, BATCH_ROWS):
                 partial.add_columns([_Coded(min(BATCH_ROWS, rows - offset), [ABSENT]) for _ in paths])
             return
+        # Text is read as Parquet stores it, a dictionary and codes: no string is made per row, and the
+        # codes are counted as they come.
+        schema: Any = file.schema
+        text = [
+            schema.column(leaf).path for leaf in leaves if schema.column(leaf).physical_type == "BYTE_ARRAY"
+        ]
+        if text:
+            file = parquet.ParquetFile(
+                path, filesystem=filesystem, metadata=file.metadata, read_dictionary=text
+            )
         # Arrow cannot make one batch of a nested column from two row groups when a dictionary is in it
         # ("nested data conversions not implemented for chunked array outputs"): such columns are read a
         # row group at a time.
@@ -146,14 +156,13 @@ def _column(
         return _Coded(rows, [ABSENT, None], values.is_null())
     if not _is_text(pa, values.type):
         return _Coded(rows, [INVALID, None], values.is_null())
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
+    # Each distinct value made once in Python: a row costs no decoding, and is counted in Arrow. A value
+    # twice in a dictionary is counted twice, each time with its own rows, which add up.
+    encoded: Any = values if pa.types.is_dictionary(values.type) else values.dictionary_encode()
     try:
-        # Each distinct value made once in Python: a row costs no decoding, and is counted in Arrow.
-        encoded: Any = values.dictionary_encode()
         table: list[object] = encoded.dictionary.to_pylist()
     except Exception:  # text that is not UTF-8: decided row by row
-        raw: list[bytes | None] = values.cast(pa.large_binary()).to_pylist()
+        raw: list[bytes | None] = encoded.dictionary_decode().cast(pa.large_binary()).to_pylist()
         return [_decoded(item) for item in raw]
     table.append(None)
     indices: Any = encoded.indices
