@@ -22,9 +22,10 @@ from .sources import ABSENT, INVALID, UNPARSEABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any, Final
 
-    from .partial import Column, Columns, Pair
+    from .partial import Column, Pair
 
 
 # Rows per batch: one column of this many rows, about a megabyte of typical kinds.
@@ -124,7 +125,7 @@ def add_parquet(partial: PartialReport, path: str, start: int, stop: int | None,
 
 def _columns(
     pa: Any, compute: Any, batch: Any, paths: list[list[str]], found: list[tuple[list[int], int]]
-) -> Columns:
+) -> Sequence[Column]:
     """The values of one batch at every path, coded and counted in Arrow; where some text is not UTF-8,
     lists, with that row unparseable in every one, as such a line is."""
     columns = [

@@ -59,7 +59,6 @@ class Coded(Protocol):
 
 
 Column: TypeAlias = list[object] | Coded
-Columns: TypeAlias = Sequence[Column]
 Pair: TypeAlias = tuple[object, object]  # (kind, stage)
 Counted: TypeAlias = Counter[object] | list[tuple[Pair, int]]
 
@@ -189,7 +188,7 @@ class PartialReport:
         """The next ``lines`` lines of the current file are blank (not records, but lines)."""
         self.files[-1].lines += lines
 
-    def add_columns(self, columns: Columns) -> None:
+    def add_columns(self, columns: Sequence[Column]) -> None:
         """Count the next lines (or rows) of the current file, already decoded: per path of
         ``settings.paths``, one value per line: a str, None (null), ABSENT, any other value (invalid), or
         the line's UNPARSEABLE or BLANK (not a record) in every column."""
@@ -201,7 +200,7 @@ class PartialReport:
         if part.error is None:
             part.error = error
 
-    def _add(self, columns: Columns, decoded: list[bytes] | None) -> None:
+    def _add(self, columns: Sequence[Column], decoded: list[bytes] | None) -> None:
         part = self.files[-1]
         file_index, first_line = len(self.files) - 1, part.lines + 1
         firsts = [FirstIndex(column) for column in columns]
