@@ -150,9 +150,7 @@ def _column(
     rows: int = batch.num_rows
     if not leaves:
         return _Coded(rows, [ABSENT])
-    values: Any = batch.column(batch.schema.get_field_index(segments[0]))
-    for segment in segments[1:depth]:
-        values = compute.struct_field(values, [segment])
+    values = _at(compute, batch, segments[:depth])
     if depth < len(segments):  # the path stops at a value that is no object: null there is null
         return _Coded(rows, [ABSENT, None], values.is_null())
     if not _is_text(pa, values.type):
@@ -170,6 +168,14 @@ def _column(
     if indices.null_count:  # nulls point past the values, at None
         indices = indices.fill_null(_scalar(pa, compute, len(table) - 1).cast(indices.type))
     return _Coded(rows, table, indices)
+
+
+def _at(compute: Any, batch: Any, segments: list[str]) -> Any:
+    """The column of ``batch`` at the struct path ``segments`` (all of them in the schema)."""
+    values: Any = batch.column(batch.schema.get_field_index(segments[0]))
+    for segment in segments[1:]:
+        values = compute.struct_field(values, [segment])
+    return values
 
 
 def _scalar(pa: Any, compute: Any, number: int) -> Any:
@@ -334,9 +340,7 @@ def _note_kinds_at(pa: Any, compute: Any, partial: PartialReport, file: Any) -> 
                 file.reader.iter_batches(PROBED, row_groups=[group], column_indices=leaves), None
             )
             if batch is not None:
-                values: Any = batch.column(batch.schema.get_field_index(segments[0]))
-                for segment in segments[1:]:
-                    values = compute.struct_field(values, [segment])
+                values = _at(compute, batch, segments)
                 if pa.types.is_dictionary(values.type):
                     values = values.dictionary_decode()
                 probed += values.slice(0, PROBED - len(probed)).cast(pa.large_binary()).to_pylist()
